@@ -60,14 +60,15 @@ bool isLinkage(const Token &token) {
 }
 
 /// Joins tokens into normalized text: one space between tokens, none before
-/// `,;)]` or after `([`. Re-lexing the result gives the same tokens back,
+/// `,;)]}` or after `([{`. Re-lexing the result gives the same tokens back,
 /// which is what makes printing idempotent.
 std::string joinTokens(const std::vector<Token> &tokens, size_t begin, size_t end) {
   std::string out;
   for (size_t i = begin; i < end; ++i) {
     const Token &t = tokens[i];
     bool noSpace = out.empty() || t.isPunct(',') || t.isPunct(';') || t.isPunct(')') || t.isPunct(']') ||
-                   (i > begin && (tokens[i - 1].isPunct('(') || tokens[i - 1].isPunct('[')));
+                   t.isPunct('}') ||
+                   (i > begin && (tokens[i - 1].isPunct('(') || tokens[i - 1].isPunct('[') || tokens[i - 1].isPunct('{')));
     if (!noSpace) out += ' ';
     out += t.text;
   }
@@ -156,6 +157,9 @@ private:
     if (truncatedReported_) return;
     truncatedReported_ = true;
     const Token &end = tokens_.back();
+    // A half-written last line (`add.` or `.reg .b3`) is explained by the
+    // truncation: drop what was reported on it so the model sees one error.
+    std::erase_if(result_->diagnostics, [&](const Diagnostic &d) { return d.line == end.line; });
     std::string message = "unexpected end of input: the module is truncated";
     if (!context.empty()) message += " (" + context + ")";
     std::string hint;
