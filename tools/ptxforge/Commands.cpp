@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -54,15 +55,45 @@ std::optional<Input> readInput(const std::string &path) {
 }
 
 nlohmann::json diagnosticsJson(const std::vector<ptx::Diagnostic> &diagnostics) {
-  nlohmann::json array = nlohmann::json::array();
-  for (const ptx::Diagnostic &d : diagnostics)
-    array.push_back({{"code", d.code},
-                     {"severity", ptx::severityName(d.severity)},
-                     {"line", d.line},
-                     {"column", d.column},
-                     {"message", d.message},
-                     {"hint", d.hint}});
-  return array;
+  return toolchain::toJson(diagnostics);
+}
+
+/// One line per kernel resource figure, the way `ptxas -v` people read them.
+std::string formatCompileSummary(const toolchain::CompileResult &result) {
+  if (!result.ok) return fmt::format("compile failed ({}, {:.1f} ms)\n", result.backend, result.compileMs);
+  std::string out = fmt::format("compiled for {} with {} in {:.1f} ms, cubin {} bytes\n", result.arch, result.backend,
+                                result.compileMs, result.cubin.size());
+  for (const toolchain::ResourceUsage &usage : result.functions) {
+    out += fmt::format("  {} {}: ", usage.isEntry ? "entry" : "func", usage.function);
+    out += usage.registers >= 0 ? fmt::format("{} registers", usage.registers) : std::string("registers not reported");
+    out += fmt::format(", {} B stack, {} B spill stores, {} B spill loads, {} B shared, {} B local", usage.stackFrameBytes,
+                       usage.spillStoreBytes, usage.spillLoadBytes, usage.sharedBytes, usage.localBytes);
+    if (usage.barriers) out += fmt::format(", {} barriers", usage.barriers);
+    out += "\n";
+  }
+  for (const std::string &advisory : result.advisories) out += "  advisory: " + advisory + "\n";
+  return out;
+}
+
+std::string formatSassSummary(const toolchain::SassStats &stats) {
+  const toolchain::SassCounts &total = stats.total;
+  std::string out = fmt::format("sass: {} instructions, {} FFMA / {} FMUL / {} FADD, {} tensor-core ops, {} barriers, "
+                                "{} LDL / {} STL\n",
+                                total.instructions, total.ffma, total.fmul, total.fadd, total.tensorCoreOps,
+                                total.barriers, total.spillLoads, total.spillStores);
+  auto widths = [](const std::map<int, int> &histogram) {
+    std::string text;
+    for (const auto &[bits, count] : histogram) text += fmt::format("{}{}x{}b", text.empty() ? "" : " ", count, bits);
+    return text.empty() ? std::string("none") : text;
+  };
+  out += fmt::format("  global loads: {}; global stores: {}\n", widths(total.globalLoadWidths),
+                     widths(total.globalStoreWidths));
+  std::vector<std::pair<int, std::string>> top;
+  for (const auto &[opcode, count] : total.opcodes) top.emplace_back(-count, opcode);
+  std::sort(top.begin(), top.end());
+  out += "  top opcodes:";
+  for (size_t i = 0; i < top.size() && i < 10; ++i) out += fmt::format(" {} {}", top[i].second, -top[i].first);
+  return out + "\n";
 }
 
 std::vector<ptx::Diagnostic> withoutWarnings(std::vector<ptx::Diagnostic> diagnostics, bool drop) {
@@ -168,9 +199,9 @@ int runCompile(const Options &options) {
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << ptx::formatDiagnosticsText(diagnostics, input->name, input->text);
-    std::cout << toolchain::formatCompileSummary(result);
+    std::cout << formatCompileSummary(result);
     if (sass)
-      std::cout << toolchain::formatSassSummary(*sass);
+      std::cout << formatSassSummary(*sass);
     else if (result.ok)
       std::cout << "sass: unavailable (" << sassUnavailable << ")\n";
   }

@@ -1,0 +1,330 @@
+// LogParser: ptxas / nvJitLink log text -> Diagnostics, ResourceReport, advisories.
+#include "toolchain/LogParser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <optional>
+#include <regex>
+
+namespace ptxforge::toolchain {
+
+const ResourceUsage *ResourceReport::find(const std::string &function) const {
+  for (const ResourceUsage &usage : functions)
+    if (usage.function == function)
+      return &usage;
+  return nullptr;
+}
+
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
+/// Compiler log lines are short; libstdc++'s std::regex recurses per
+/// character and can exhaust the stack on a pathological multi-megabyte line,
+/// so longer lines are cut before matching.
+constexpr size_t kMaxLineLength = 4096;
+
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (line.size() > kMaxLineLength)
+      line = line.substr(0, kMaxLineLength);
+    lines.push_back(line);
+    if (end == std::string_view::npos)
+      break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool contains(const std::string &haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+int toInt(std::string_view digits) {
+  int value = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return value;
+}
+
+/// One "[ptxas] [FILE, line N;] LEVEL : TEXT" log line.
+struct LogLine {
+  std::string level; // error, warning, fatal, info
+  uint32_t line = 0;
+  std::string text;
+  bool fromPtxas = false; // had the "ptxas" prefix (vs nvJitLink's own "info :")
+};
+
+std::optional<LogLine> splitLogLine(std::string_view raw) {
+  // The file part is the PTX path for the ptxas CLI and "application ptx
+  // input" inside nvJitLink; levels are padded with spaces before the colon.
+  static const std::regex pattern(R"(^\s*(ptxas)?\s*(?:([^;]*?),\s*line\s+(\d+);)?\s*(error|warning|fatal|info)\s*:\s?(.*)$)",
+                                  std::regex::optimize);
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_match(raw.begin(), raw.end(), match, pattern))
+    return std::nullopt;
+  LogLine out;
+  out.fromPtxas = match[1].matched;
+  if (match[3].matched)
+    out.line = static_cast<uint32_t>(toInt(std::string_view(&*match[3].first, match[3].length())));
+  out.level = match[4].str();
+  out.text = std::string(trim(std::string_view(match[5].first, match[5].second)));
+  return out;
+}
+
+bool isAdvisory(const std::string &text) {
+  std::string lowered = lower(text);
+  return contains(lowered, "advisory") || contains(lowered, "potential performance loss");
+}
+
+/// Trailers that only repeat that something above failed.
+bool isGenericTrailer(const std::string &text) {
+  return contains(lower(text), "ptx assembly aborted due to errors");
+}
+
+const char *hintFor(const std::string &code) {
+  if (code == kCodeCompileSyntax)
+    return "check the instruction spelling, its modifiers and the operand list against the PTX ISA";
+  if (code == kCodeCompileType)
+    return "make each operand's register type and size match the instruction's type suffix";
+  if (code == kCodeCompileUnknownSymbol)
+    return "declare the register, variable or label before use (.reg/.shared/.global, or a label in this function)";
+  if (code == kCodeCompileArch)
+    return "use an instruction available on the .target, or raise .target/.version (sm_90a features need "
+           ".target sm_90a and -arch=sm_90a)";
+  if (code == kCodeCompileResource)
+    return "reduce per-thread registers, shared memory or stack usage (or tile smaller)";
+  return "";
+}
+
+} // namespace
+
+std::string classifyCompilerMessage(std::string_view message) {
+  const std::string text = lower(message);
+  // Resource limits first: "uses too much shared data" also mentions 'shared'.
+  if (contains(text, "too much shared") || contains(text, "too much local") || contains(text, "too many resources") ||
+      contains(text, "uses too much") || contains(text, "register count") || contains(text, "registers") ||
+      contains(text, "maxrregcount") || contains(text, "exceeds") || contains(text, "stack size"))
+    return kCodeCompileResource;
+  if (contains(text, "not supported on .target") || contains(text, "requires .target") ||
+      contains(text, "ptx .version") || contains(text, ".version") || contains(text, "feature '") ||
+      contains(text, "not supported on this target") || contains(text, "does not support .target") ||
+      contains(text, "requires sm_") || contains(text, "requires ptx") || contains(text, "target sm_") ||
+      contains(text, "unsupported on target") || contains(text, "not supported on target"))
+    return kCodeCompileArch;
+  if (contains(text, "parsing error") || contains(text, "syntax error") || contains(text, "unexpected") ||
+      contains(text, "not a name of any known instruction") || contains(text, "unknown modifier") ||
+      contains(text, "unknown directive") || contains(text, "invalid character"))
+    return kCodeCompileSyntax;
+  if (contains(text, "unknown symbol") || contains(text, "undefined") || contains(text, "undeclared") ||
+      contains(text, "not declared") || contains(text, "unresolved") || contains(text, "unknown label") ||
+      contains(text, "duplicate definition") || contains(text, "redefinition"))
+    return kCodeCompileUnknownSymbol;
+  if (contains(text, "arguments mismatch") || contains(text, "mismatch") || contains(text, "operand") ||
+      contains(text, "type") || contains(text, "state space") || contains(text, "illegal vector") ||
+      contains(text, "incompatible") || contains(text, "size of"))
+    return kCodeCompileType;
+  return kCodeCompileOther;
+}
+
+std::vector<ptx::Diagnostic> parseCompilerLog(std::string_view log) {
+  // nvJitLink's own result line, e.g. "ERROR 9: finish" or
+  // "ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (input.ptx)".
+  static const std::regex wrapperPattern(R"(^\s*ERROR\s+(\w+)\s*:\s*(.*)$)", std::regex::optimize);
+  std::vector<ptx::Diagnostic> specific;
+  std::vector<ptx::Diagnostic> generic;
+  for (std::string_view raw : splitLines(log)) {
+    std::string_view line = trim(raw);
+    if (line.empty())
+      continue;
+    if (std::optional<LogLine> parsed = splitLogLine(line)) {
+      if (parsed->level == "info" || isAdvisory(parsed->text))
+        continue;
+      ptx::Diagnostic diagnostic;
+      diagnostic.severity = parsed->level == "warning" ? ptx::Severity::Warning : ptx::Severity::Error;
+      diagnostic.line = parsed->line;
+      diagnostic.message = std::string(line);
+      if (isGenericTrailer(parsed->text)) {
+        diagnostic.code = kCodeCompileOther;
+        generic.push_back(std::move(diagnostic));
+        continue;
+      }
+      diagnostic.code = classifyCompilerMessage(parsed->text);
+      diagnostic.hint = hintFor(diagnostic.code);
+      specific.push_back(std::move(diagnostic));
+      continue;
+    }
+    std::match_results<std::string_view::const_iterator> match;
+    if (std::regex_match(line.begin(), line.end(), match, wrapperPattern)) {
+      ptx::Diagnostic diagnostic;
+      diagnostic.code = kCodeCompileOther;
+      diagnostic.message = std::string(line);
+      generic.push_back(std::move(diagnostic));
+    }
+  }
+  const bool haveSpecificError = ptx::hasErrors(specific);
+  if (!haveSpecificError)
+    for (ptx::Diagnostic &diagnostic : generic)
+      specific.push_back(std::move(diagnostic));
+  ptx::sortByLocation(specific);
+  return specific;
+}
+
+namespace {
+
+/// Applies the comma-separated items of a "Used N registers, ..." line (or a
+/// "N bytes stack frame, ..." continuation) to `usage`. With `summaryOnly`,
+/// only items ptxas's own lines do not carry are taken (see caller).
+void applyResourceItems(std::string_view items, ResourceUsage &usage, ModuleResources *module, bool summaryOnly) {
+  static const std::regex itemPattern(R"(^\s*(?:used\s+)?(\d+)\s+(.*?)\s*$)", std::regex::icase | std::regex::optimize);
+  static const std::regex bankPattern(R"(^bytes\s+cmem\[(\d+)\]$)", std::regex::optimize);
+  while (!items.empty()) {
+    size_t comma = items.find(',');
+    std::string_view item = items.substr(0, comma);
+    items = comma == std::string_view::npos ? std::string_view() : items.substr(comma + 1);
+    std::match_results<std::string_view::const_iterator> match;
+    if (!std::regex_match(item.begin(), item.end(), match, itemPattern))
+      continue;
+    const int value = toInt(std::string_view(&*match[1].first, match[1].length()));
+    const std::string what = lower(match[2].str());
+    std::smatch bank;
+    if (std::regex_match(what, bank, bankPattern)) {
+      const int index = toInt(bank[1].str());
+      if (module)
+        module->constantBanks[index] = value;
+      else if (index == 0)
+        usage.constantBytes = value;
+      else
+        usage.otherConstantBanks[index] = value;
+      continue;
+    }
+    if (what == "bytes gmem") {
+      if (module)
+        module->globalBytes = value;
+      continue;
+    }
+    if (what == "bytes lmem") {
+      usage.localBytes = value;
+      continue;
+    }
+    if (summaryOnly)
+      continue;
+    if (what == "registers")
+      usage.registers = value;
+    else if (what == "barriers")
+      usage.barriers = value;
+    else if (what == "bytes stack frame" || what == "stack")
+      usage.stackFrameBytes = value;
+    else if (what == "bytes cumulative stack size")
+      usage.cumulativeStackBytes = value;
+    else if (what == "bytes spill stores")
+      usage.spillStoreBytes = value;
+    else if (what == "bytes spill loads")
+      usage.spillLoadBytes = value;
+    else if (what == "bytes smem")
+      usage.sharedBytes = value;
+  }
+}
+
+} // namespace
+
+ResourceReport parseResourceUsage(std::string_view log) {
+  static const std::regex compilingPattern(R"(^Compiling entry function '([^']+)' for '[^']+'$)", std::regex::optimize);
+  static const std::regex propertiesPattern(R"(^Function properties for '?([^':]+)'?:?$)", std::regex::optimize);
+  static const std::regex usedPattern(R"(^[Uu]sed\s+\d+\s+registers.*$)", std::regex::optimize);
+  static const std::regex gmemPattern(R"(^\d+\s+bytes\s+gmem.*$)", std::regex::optimize);
+  // The "Function properties" continuation; nvJitLink prefixes it with "ptxas .".
+  static const std::regex continuationPattern(R"(^\s*(?:ptxas\s+\.)?\s*(\d+\s+bytes\s+stack\s+frame.*)$)",
+                                              std::regex::optimize);
+
+  ResourceReport report;
+  // Names which ptxas's own lines described; nvJitLink's link summary repeats
+  // them with a shared-memory figure that includes the 1 KiB the driver
+  // reserves on sm_80+, so for those only the summary's extra items count.
+  std::vector<std::string> describedByPtxas;
+  int current = -1;
+  auto select = [&](const std::string &name, bool isEntry) {
+    for (size_t i = 0; i < report.functions.size(); ++i)
+      if (report.functions[i].function == name) {
+        current = static_cast<int>(i);
+        report.functions[i].isEntry = report.functions[i].isEntry || isEntry;
+        return;
+      }
+    ResourceUsage usage;
+    usage.function = name;
+    usage.isEntry = isEntry;
+    report.functions.push_back(std::move(usage));
+    current = static_cast<int>(report.functions.size()) - 1;
+  };
+
+  for (std::string_view raw : splitLines(log)) {
+    std::match_results<std::string_view::const_iterator> match;
+    if (std::regex_match(raw.begin(), raw.end(), match, continuationPattern)) {
+      if (current >= 0) {
+        applyResourceItems(std::string_view(&*match[1].first, match[1].length()), report.functions[current], nullptr,
+                           false);
+        report.functions[current].known = true;
+      }
+      continue;
+    }
+    std::optional<LogLine> parsed = splitLogLine(raw);
+    if (!parsed || parsed->level != "info")
+      continue;
+    const std::string &text = parsed->text;
+    std::smatch found;
+    if (std::regex_match(text, found, compilingPattern)) {
+      select(found[1].str(), true);
+    } else if (std::regex_match(text, found, propertiesPattern)) {
+      // nvJitLink's summary lists only kernels ("Function properties for 'k':").
+      const bool summary = !parsed->fromPtxas;
+      select(std::string(trim(found[1].str())), summary);
+    } else if (std::regex_match(text, usedPattern)) {
+      if (current < 0)
+        continue;
+      ResourceUsage &usage = report.functions[current];
+      const bool summaryOnly =
+          !parsed->fromPtxas &&
+          std::find(describedByPtxas.begin(), describedByPtxas.end(), usage.function) != describedByPtxas.end();
+      applyResourceItems(text, usage, nullptr, summaryOnly);
+      usage.known = true;
+      if (parsed->fromPtxas)
+        describedByPtxas.push_back(usage.function);
+    } else if (std::regex_match(text, gmemPattern)) {
+      ResourceUsage unused; // module-level items land in report.module
+      applyResourceItems(text, unused, &report.module, false);
+    }
+  }
+  return report;
+}
+
+std::vector<std::string> parseAdvisories(std::string_view log) {
+  std::vector<std::string> advisories;
+  for (std::string_view raw : splitLines(log)) {
+    std::optional<LogLine> parsed = splitLogLine(raw);
+    if (!parsed || !isAdvisory(parsed->text))
+      continue;
+    std::string entry = parsed->line ? "line " + std::to_string(parsed->line) + ": " + parsed->text : parsed->text;
+    if (std::find(advisories.begin(), advisories.end(), entry) == advisories.end())
+      advisories.push_back(std::move(entry));
+  }
+  return advisories;
+}
+
+} // namespace ptxforge::toolchain
