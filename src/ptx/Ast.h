@@ -7,6 +7,7 @@
 // variable or a label?) is resolved by the lint, not the parser.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,7 +61,12 @@ struct Operand {
   /// address (`[tmap, {x, y}]`), as a single Vector operand.
   std::vector<Operand> elements;
 
-  bool operator==(const Operand &) const = default;
+  /// Floats compare by bits, so a NaN immediate equals itself.
+  bool operator==(const Operand &other) const {
+    return kind == other.kind && name == other.name && negated == other.negated && intValue == other.intValue &&
+           std::bit_cast<uint64_t>(floatValue) == std::bit_cast<uint64_t>(other.floatValue) && text == other.text &&
+           elements == other.elements;
+  }
 };
 
 /// An instruction: `@%p bra.uni $L1;`, `ld.global.v4.f32 {…}, [%rd1+16];`.

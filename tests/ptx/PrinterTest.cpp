@@ -74,3 +74,12 @@ TEST(Printer, InstructionLayout) {
   EXPECT_EQ(printInstruction(k.body[8].instruction), "@%p1 bra \t$L__BB0_2");
   EXPECT_EQ(printVariable(k.params[0]), ".param .u64 .ptr.global.align 16 k_param_0");
 }
+
+TEST(Printer, NanImmediatesRoundTrip) {
+  // A NaN never equals itself as a double; operands compare floats by bits.
+  std::string source = std::string(".version 8.5\n.target sm_90\n.entry k()\n{\n.reg .f32 %f<2>;\n.reg .f64 %fd<2>;\n") +
+                       "mov.f32 %f1, 0f7FFFFFFF;\nmov.f64 %fd1, 0dFFF8000000000000;\n}\n";
+  ParseResult first = parse(source);
+  ASSERT_TRUE(first.diagnostics.empty());
+  EXPECT_EQ(parse(print(first.module)).module, first.module);
+}
