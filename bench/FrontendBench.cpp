@@ -2,7 +2,7 @@
 // corpus): parse+lint time per KB, and compile time in-process (nvJitLink)
 // against a ptxas subprocess. Prints a Markdown table and writes JSON.
 //
-//   ptxforge_bench --manifest build/tests/corpus/corpus_manifest.tsv \
+//   ptxforge_bench --manifest build/tests/corpus/corpus_manifest.tsv
 //       --json docs/results/frontend-bench.json [--lint-reps 21] [--compile-reps 7] [--compile-files 12]
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"

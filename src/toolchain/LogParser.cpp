@@ -29,7 +29,7 @@ std::string_view trim(std::string_view text) {
 /// Compiler log lines are short; libstdc++'s std::regex recurses per
 /// character and can exhaust the stack on a pathological multi-megabyte line,
 /// so longer lines are cut before matching.
-constexpr size_t kMaxLineLength = 4096;
+constexpr size_t kMaxLineLength = 1024;
 
 std::vector<std::string_view> splitLines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -72,20 +72,54 @@ struct LogLine {
   bool fromPtxas = false; // had the "ptxas" prefix (vs nvJitLink's own "info :")
 };
 
+bool startsWithWord(std::string_view text, std::string_view word) {
+  return text.substr(0, word.size()) == word &&
+         (text.size() == word.size() || !std::isalnum(static_cast<unsigned char>(text[word.size()])));
+}
+
+std::string_view trimLeft(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  return text;
+}
+
+/// Splits `[ptxas] [FILE, line N;] LEVEL : MESSAGE`. The file part is the PTX
+/// path for the ptxas CLI and "application ptx input" inside nvJitLink; levels
+/// are padded with spaces before the colon. Written by hand rather than with
+/// std::regex, whose recursive matcher overflows the stack on long lines.
 std::optional<LogLine> splitLogLine(std::string_view raw) {
-  // The file part is the PTX path for the ptxas CLI and "application ptx
-  // input" inside nvJitLink; levels are padded with spaces before the colon.
-  static const std::regex pattern(R"(^\s*(ptxas)?\s*(?:([^;]*?),\s*line\s+(\d+);)?\s*(error|warning|fatal|info)\s*:\s?(.*)$)",
-                                  std::regex::optimize);
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_match(raw.begin(), raw.end(), match, pattern))
-    return std::nullopt;
   LogLine out;
-  out.fromPtxas = match[1].matched;
-  if (match[3].matched)
-    out.line = static_cast<uint32_t>(toInt(std::string_view(&*match[3].first, match[3].length())));
-  out.level = match[4].str();
-  out.text = std::string(trim(std::string_view(match[5].first, match[5].second)));
+  std::string_view rest = trimLeft(raw);
+  if (startsWithWord(rest, "ptxas")) {
+    out.fromPtxas = true;
+    rest = trimLeft(rest.substr(5));
+  }
+  // Optional location: everything up to the first ';' ends in "line N".
+  if (size_t semicolon = rest.find(';'); semicolon != std::string_view::npos) {
+    std::string_view location = rest.substr(0, semicolon);
+    while (!location.empty() && std::isspace(static_cast<unsigned char>(location.back()))) location.remove_suffix(1);
+    size_t digits = location.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(location[digits - 1]))) --digits;
+    std::string_view before = location.substr(0, digits);
+    while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back()))) before.remove_suffix(1);
+    bool hasLine = digits < location.size() && before.size() >= 4 && before.substr(before.size() - 4) == "line" &&
+                   digits > before.size(); // at least one space between "line" and the number
+    if (hasLine) {
+      std::string_view file = before.substr(0, before.size() - 4);
+      while (!file.empty() && std::isspace(static_cast<unsigned char>(file.back()))) file.remove_suffix(1);
+      if (!file.empty() && file.back() == ',') {
+        out.line = static_cast<uint32_t>(toInt(location.substr(digits)));
+        rest = trimLeft(rest.substr(semicolon + 1));
+      }
+    }
+  }
+  size_t levelEnd = 0;
+  while (levelEnd < rest.size() && std::isalpha(static_cast<unsigned char>(rest[levelEnd]))) ++levelEnd;
+  std::string_view level = rest.substr(0, levelEnd);
+  if (level != "error" && level != "warning" && level != "fatal" && level != "info") return std::nullopt;
+  std::string_view afterLevel = trimLeft(rest.substr(levelEnd));
+  if (afterLevel.empty() || afterLevel.front() != ':') return std::nullopt;
+  out.level = std::string(level);
+  out.text = std::string(trim(afterLevel.substr(1)));
   return out;
 }
 

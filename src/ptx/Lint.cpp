@@ -1,0 +1,1166 @@
+// Static checks over a parsed PTX module (see docs/diagnostics.md for every
+// code). The checks follow what ptxas accepts: when a rule is uncertain the
+// lint allows, because a false positive on valid nvcc output costs more than a
+// finding that ptxas reports anyway.
+#include "ptx/Lint.h"
+
+#include "ptx/InstructionTable.h"
+#include "ptx/Parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ptxforge::ptx {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------
+
+/// `%tid.x` → `%tid`; `%v1.y` → `%v1`.
+std::string baseName(const std::string &name) {
+  size_t dot = name.find('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+bool allDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+/// PTX special registers (ISA chapter "Special Registers"), by base name.
+bool isSpecialRegister(const std::string &base) {
+  static const std::unordered_set<std::string> names = {
+      "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
+      "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock", "%clock64",
+      "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size",
+      "%aggr_smem_size", "%is_explicit_cluster", "%current_graph_exec", "%clusterid", "%nclusterid",
+      "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%warpsz",
+  };
+  if (names.count(base)) return true;
+  if (startsWith(base, "%envreg") && allDigits(base.substr(7))) return true;
+  if (startsWith(base, "%pm")) {
+    std::string rest = base.substr(3);
+    if (rest.size() > 3 && rest.substr(rest.size() - 3) == "_64") rest.resize(rest.size() - 3);
+    return allDigits(rest);
+  }
+  return startsWith(base, "%reserved_smem") || startsWith(base, "%cluster");
+}
+
+/// `%rd12` → {"%rd", 12}; no digits → {name, -1}.
+std::pair<std::string, long> splitRegister(const std::string &name) {
+  size_t end = name.size();
+  size_t start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(name[start - 1]))) --start;
+  if (start == end || start == 0 || end - start > 9) return {name, -1};
+  return {name.substr(0, start), std::stol(name.substr(start))};
+}
+
+// ---------------------------------------------------------------------------
+// Scopes
+// ---------------------------------------------------------------------------
+
+struct Scope {
+  std::unordered_map<std::string, const VariableDecl *> names;
+  std::unordered_map<std::string, std::vector<const VariableDecl *>> ranges; // "%r" → `%r<N>` decls
+};
+
+/// Expected type of one operand position.
+struct Expect {
+  enum class Kind { None, Data, Pred } kind = Kind::None;
+  std::string typeName; ///< instruction type for Data ("s32")
+  TypeInfo type;
+  bool relaxed = false;     ///< ld/st/cvt rule: wider integer/bit registers are fine
+  bool pairSecondPred = false; ///< `d|p` destinations: the second half is a predicate
+};
+
+Expect expectType(const std::string &typeName, bool relaxed = false) {
+  Expect e;
+  auto info = typeInfo(typeName);
+  if (!info) return e;
+  e.kind = info->typeClass == TypeClass::Pred ? Expect::Kind::Pred : Expect::Kind::Data;
+  e.typeName = typeName;
+  e.type = *info;
+  e.relaxed = relaxed;
+  return e;
+}
+
+Expect pred() { return expectType("pred"); }
+
+std::string widened(const std::string &t) {
+  static const std::unordered_map<std::string, std::string> wide = {
+      {"s16", "s32"}, {"u16", "u32"}, {"s32", "s64"}, {"u32", "u64"}, {"b16", "b32"}, {"b32", "b64"}};
+  auto it = wide.find(t);
+  return it == wide.end() ? std::string() : it->second;
+}
+
+bool hasModifier(const Instruction &in, std::string_view m) {
+  return std::find(in.modifiers.begin(), in.modifiers.end(), m) != in.modifiers.end();
+}
+
+/// Per-operand type expectations, following the PTX ISA's type-checking rules.
+/// Positions not covered (matrix fragments, texture coordinates, …) expect nothing.
+std::vector<Expect> operandExpectations(const Instruction &in, const OpcodeMatch &match) {
+  std::vector<Expect> out(in.operands.size());
+  std::vector<std::string> types;
+  for (size_t i = match.consumed; i < in.modifiers.size(); ++i)
+    if (typeInfo(in.modifiers[i])) types.push_back(in.modifiers[i]);
+  const std::string &op = match.entry->name;
+  auto set = [&](size_t i, Expect e) {
+    if (i < out.size()) out[i] = std::move(e);
+  };
+  auto setAll = [&](Expect e, size_t from = 0) {
+    for (size_t i = from; i < out.size(); ++i) out[i] = e;
+  };
+  static const std::unordered_set<std::string> uniform = {
+      "add", "sub", "addc", "subc", "mul", "mad", "madc", "mul24", "mad24", "sad", "div", "rem", "abs", "neg",
+      "min", "max", "and", "or", "xor", "not", "cnot", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2",
+      "tanh", "brev", "fma", "copysign"};
+
+  if (uniform.count(op)) {
+    if (types.size() != 1) return out;
+    setAll(expectType(types[0]));
+    if (hasModifier(in, "wide")) {
+      std::string w = widened(types[0]);
+      if (w.empty()) return std::vector<Expect>(in.operands.size());
+      set(0, expectType(w));
+      if (op == "mad") set(3, expectType(w));
+    }
+  } else if (op == "mov") {
+    if (types.size() != 1 || hasModifier(in, "v2") || hasModifier(in, "v4")) return out;
+    setAll(expectType(types[0]));
+    // `mov.b64 %rd1, {%r1, %r2}` packs and unpacks: the elements are narrower.
+    for (size_t i = 0; i < out.size(); ++i)
+      if (in.operands[i].kind == Operand::Kind::Vector) out[i] = Expect{};
+  } else if (op == "shl" || op == "shr") {
+    if (types.size() != 1) return out;
+    set(0, expectType(types[0]));
+    set(1, expectType(types[0]));
+    set(2, expectType("u32"));
+  } else if (op == "bfe") {
+    if (types.size() != 1) return out;
+    set(0, expectType(types[0]));
+    set(1, expectType(types[0]));
+    set(2, expectType("u32"));
+    set(3, expectType("u32"));
+  } else if (op == "bfi") {
+    if (types.size() != 1) return out;
+    for (size_t i = 0; i < 3; ++i) set(i, expectType(types[0]));
+    set(3, expectType("u32"));
+    set(4, expectType("u32"));
+  } else if (op == "popc" || op == "clz" || op == "bfind") {
+    if (types.size() != 1) return out;
+    set(0, expectType("u32"));
+    set(1, expectType(types[0]));
+  } else if (op == "setp") {
+    if (types.size() != 1) return out;
+    set(0, pred());
+    set(1, expectType(types[0]));
+    set(2, expectType(types[0]));
+    set(3, pred());
+  } else if (op == "set") {
+    if (types.size() != 2) return out;
+    set(0, expectType(types[0]));
+    set(1, expectType(types[1]));
+    set(2, expectType(types[1]));
+    set(3, pred());
+  } else if (op == "selp") {
+    if (types.size() != 1) return out;
+    for (size_t i = 0; i < 3; ++i) set(i, expectType(types[0]));
+    set(3, pred());
+  } else if (op == "slct") {
+    if (types.size() != 2) return out;
+    for (size_t i = 0; i < 3; ++i) set(i, expectType(types[0]));
+    set(3, expectType(types[1]));
+  } else if (op == "testp") {
+    if (types.size() != 1) return out;
+    set(0, pred());
+    set(1, expectType(types[0]));
+  } else if (op == "cvt") {
+    if (types.size() != 2 || hasModifier(in, "rs")) return out;
+    set(0, expectType(types[0], true));
+    for (size_t i = 1; i < out.size(); ++i) set(i, expectType(types[1], true));
+  } else if (op == "ld" || op == "ldu") {
+    if (types.empty()) return out;
+    set(0, expectType(types.back(), true));
+  } else if (op == "st") {
+    if (types.empty()) return out;
+    set(1, expectType(types.back(), true));
+  } else if (op == "atom") {
+    if (types.size() != 1) return out;
+    set(0, expectType(types[0]));
+    for (size_t i = 2; i < out.size(); ++i) set(i, expectType(types[0]));
+    if (hasModifier(in, "L2::cache_hint") && !out.empty()) out.back() = Expect{}; // cache policy operand
+  } else if (op == "red") {
+    if (types.size() != 1) return out;
+    set(1, expectType(types[0]));
+  } else if (op == "lop3" || op == "prmt") {
+    if (types.size() != 1) return out;
+    for (size_t i = 0; i < 4; ++i) set(i, expectType(types[0]));
+  } else if (op == "shf") {
+    if (types.size() != 1) return out;
+    for (size_t i = 0; i < 3; ++i) set(i, expectType(types[0]));
+    set(3, expectType("u32"));
+  } else if (op == "vote") {
+    if (hasModifier(in, "ballot")) set(0, expectType("b32"));
+    else set(0, pred());
+    set(1, pred());
+  } else if (op == "shfl") {
+    Expect d = expectType("b32");
+    d.pairSecondPred = true;
+    set(0, d);
+    for (size_t i = 1; i < out.size(); ++i) set(i, expectType("b32"));
+  } else if (op == "isspacep") {
+    set(0, pred());
+  } else if (op == "cvta") {
+    if (types.size() != 1) return out;
+    set(0, expectType(types[0]));
+    set(1, expectType(types[0]));
+  } else if (op == "activemask") {
+    set(0, expectType("b32"));
+  } else if (op == "redux.sync") {
+    if (types.size() != 1) return out;
+    set(0, expectType(types[0]));
+    set(1, expectType(types[0]));
+  } else if (op == "match") {
+    if (types.size() != 1) return out;
+    Expect d = expectType("b32");
+    d.pairSecondPred = true;
+    set(0, d);
+    set(1, expectType(types[0]));
+  } else if (op == "elect.sync") {
+    Expect d = expectType("b32");
+    d.pairSecondPred = true;
+    set(0, d);
+  }
+  return out;
+}
+
+/// Whether a register of type `reg` can serve an operand expecting `want`
+/// (PTX ISA "Type Checking" and "Operand Size Exceeding Instruction-Type Size").
+bool compatible(const std::string &regName, const TypeInfo &reg, const Expect &want) {
+  const TypeInfo &inst = want.type;
+  // Float registers hold exactly one format: an .f16x2 register is not an
+  // .f32 operand, nor .f16 a .bf16 one (ptxas: "Arguments mismatch").
+  bool floatPair = reg.typeClass == TypeClass::Float && inst.typeClass == TypeClass::Float;
+  if (floatPair && regName != want.typeName && want.typeName != "f32x2") return false;
+  if (reg.typeClass == TypeClass::Pred || inst.typeClass == TypeClass::Pred)
+    return reg.typeClass == inst.typeClass;
+  bool regInt = reg.typeClass == TypeClass::Signed || reg.typeClass == TypeClass::Unsigned;
+  bool instInt = inst.typeClass == TypeClass::Signed || inst.typeClass == TypeClass::Unsigned;
+  if (want.relaxed) {
+    // ld/st/cvt: bit-size registers fit any narrower type; integer registers
+    // fit narrower integer/bit types; float registers need float or bit types,
+    // exactly sized for float types.
+    if (reg.typeClass == TypeClass::Bit) return reg.bits >= inst.bits;
+    if (regInt) return !(inst.typeClass == TypeClass::Float) && reg.bits >= inst.bits;
+    if (inst.typeClass == TypeClass::Float) return reg.bits == inst.bits;
+    if (instInt) return false;
+    return reg.bits >= inst.bits;
+  }
+  if (reg.bits != inst.bits) return false;
+  if (reg.typeClass == TypeClass::Bit || inst.typeClass == TypeClass::Bit) return true;
+  if (inst.typeClass == TypeClass::Float) return reg.typeClass == TypeClass::Float;
+  return regInt; // integer instruction: signed or unsigned registers of the same size
+}
+
+/// The register type to propose for an undeclared register used as `want`.
+std::string proposedRegisterType(const Expect &want) {
+  if (want.kind == Expect::Kind::Pred) return "pred";
+  const TypeInfo &t = want.type;
+  if (t.typeClass == TypeClass::Float && (want.typeName == "f32" || want.typeName == "f64")) return want.typeName;
+  uint32_t bits = std::max<uint32_t>(16, t.bits);
+  if (bits > 64) bits = 64;
+  return "b" + std::to_string(bits);
+}
+
+/// nvcc's register naming convention, for a type when no use tells.
+std::string conventionalType(const std::string &prefix) {
+  static const std::unordered_map<std::string, std::string> convention = {
+      {"%r", "b32"}, {"%rd", "b64"}, {"%rs", "b16"}, {"%f", "f32"}, {"%fd", "f64"},
+      {"%p", "pred"}, {"%h", "b16"}, {"%hh", "b32"}};
+  auto it = convention.find(prefix);
+  return it == convention.end() ? "b32" : it->second;
+}
+
+std::string dotted(const Instruction &in) {
+  std::string s = in.opcode;
+  for (const std::string &m : in.modifiers) s += "." + m;
+  return s;
+}
+
+std::string joinWords(const std::vector<std::string> &words, size_t limit = 24) {
+  std::string s;
+  for (size_t i = 0; i < words.size() && i < limit; ++i) s += (i ? " " : "") + words[i];
+  if (words.size() > limit) s += " ...";
+  return s;
+}
+
+std::string ordinalPosition(size_t index) {
+  return index == 0 ? "operand 1 (destination)" : "operand " + std::to_string(index + 1);
+}
+
+/// Operand counts (min, max) of common opcodes; a `d|p` pair counts as one.
+std::optional<std::pair<size_t, size_t>> operandCount(const std::string &op, const Instruction &in) {
+  static const std::unordered_map<std::string, std::pair<size_t, size_t>> counts = {
+      {"add", {3, 3}},    {"sub", {3, 3}},   {"addc", {3, 3}},   {"subc", {3, 3}},   {"mul", {3, 3}},
+      {"div", {3, 3}},    {"rem", {3, 3}},   {"and", {3, 3}},    {"or", {3, 3}},     {"xor", {3, 3}},
+      {"shl", {3, 3}},    {"shr", {3, 3}},   {"copysign", {3, 3}}, {"mul24", {3, 3}}, {"min", {3, 4}},
+      {"max", {3, 4}},    {"setp", {3, 4}},  {"set", {3, 4}},    {"abs", {2, 2}},    {"neg", {2, 2}},
+      {"not", {2, 2}},    {"cnot", {2, 2}},  {"popc", {2, 2}},   {"clz", {2, 2}},    {"brev", {2, 2}},
+      {"bfind", {2, 2}},  {"rcp", {2, 2}},   {"sqrt", {2, 2}},   {"rsqrt", {2, 2}},  {"sin", {2, 2}},
+      {"cos", {2, 2}},    {"lg2", {2, 2}},   {"ex2", {2, 2}},    {"tanh", {2, 2}},   {"mov", {2, 2}},
+      {"cvta", {2, 2}},   {"testp", {2, 2}}, {"isspacep", {2, 2}}, {"mad", {4, 4}},  {"fma", {4, 4}},
+      {"mad24", {4, 4}},  {"sad", {4, 4}},   {"madc", {4, 4}},   {"bfe", {4, 4}},    {"selp", {4, 4}},
+      {"slct", {4, 4}},   {"prmt", {4, 4}},  {"shf", {4, 4}},    {"bfi", {5, 5}},    {"lop3", {5, 6}},
+      {"cvt", {2, 4}},    {"ld", {2, 4}},    {"ldu", {2, 2}},    {"st", {2, 4}},     {"bra", {1, 1}},
+      {"exit", {0, 0}},   {"ret", {0, 0}},   {"trap", {0, 0}},
+  };
+  (void)in;
+  auto it = counts.find(op);
+  if (it == counts.end()) return std::nullopt;
+  return it->second;
+}
+
+/// A short alternative for an arch-gated feature, where one exists.
+std::string featureAlternative(const std::string &entry, const std::string &modifier) {
+  if (entry == "cp.async") return "or copy through registers (ld.global + st.shared) on older targets";
+  if (entry == "redux.sync") return "or reduce with a shfl.sync.bfly tree on older targets";
+  if (entry == "elect.sync") return "or pick a leader lane with activemask + bfind";
+  if (entry.rfind("wgmma", 0) == 0) return "or use mma.sync on non-sm_90a targets";
+  if (modifier == "bf16" || modifier == "bf16x2") return "or compute in f32 (cvt.f32.bf16, then cvt.rn.bf16.f32)";
+  if (entry == "tanh") return "or compute tanh from ex2.approx and rcp";
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// The linter
+// ---------------------------------------------------------------------------
+
+class Linter {
+public:
+  Linter(const Module &module, const LintOptions &options, std::vector<uint32_t> syntaxLines)
+      : module_(module), options_(options), syntaxLines_(std::move(syntaxLines)) {}
+
+  std::vector<Diagnostic> run() {
+    checkDirectives();
+    collectModuleNames();
+    for (const TopLevel &item : module_.items)
+      if (item.kind == TopLevel::Kind::Function && item.function.hasBody) lintFunction(item.function);
+    return std::move(diagnostics_);
+  }
+
+private:
+  struct MissingRegister {
+    SourceLoc loc;
+    std::string name;
+    std::string prefix;
+    long index = -1;
+    std::string inferredType;
+  };
+
+  struct FunctionState {
+    const Function *function = nullptr;
+    std::unordered_set<std::string> labels;
+    bool suppressNames = false; ///< a syntax error inside: no name-resolution cascades
+    std::vector<Scope> scopes;
+    std::unordered_set<std::string> reportedNames;
+    std::vector<MissingRegister> missing;
+    std::map<std::string, std::string> prefixTypes; // prefix → first inferred type
+    // generic-address tracking: register → (param name, ld.param line)
+    struct RawParam {
+      std::string param;
+      uint32_t line = 0;
+      std::string loadedInto; ///< the register ld.param wrote
+    };
+    std::unordered_map<std::string, RawParam> rawParam;
+    std::unordered_set<std::string> reportedParams;
+  };
+
+  void report(std::string code, Severity severity, SourceLoc loc, std::string message, std::string hint) {
+    diagnostics_.push_back(Diagnostic{std::move(code), severity, loc.line, loc.column, std::move(message),
+                                      std::move(hint)});
+  }
+  void error(std::string code, SourceLoc loc, std::string message, std::string hint) {
+    report(std::move(code), Severity::Error, loc, std::move(message), std::move(hint));
+  }
+
+  // --- module level -------------------------------------------------------
+
+  void checkDirectives() {
+    bool syntaxBeforeCode = false;
+    uint32_t firstItemLine = UINT32_MAX;
+    for (const TopLevel &item : module_.items) {
+      uint32_t line = item.kind == TopLevel::Kind::Function ? item.function.loc.line
+                      : item.kind == TopLevel::Kind::Variable ? item.variable.loc.line
+                                                              : item.directive.loc.line;
+      if (line) firstItemLine = std::min(firstItemLine, line);
+    }
+    for (uint32_t line : syntaxLines_)
+      if (line <= firstItemLine) syntaxBeforeCode = true;
+
+    if (!syntaxBeforeCode) {
+      std::string hint;
+      std::vector<std::string> missing;
+      if (!module_.version) {
+        missing.push_back("`.version`");
+        hint += ".version 8.5";
+      }
+      if (!module_.hasTarget) {
+        missing.push_back("`.target`");
+        hint += std::string(hint.empty() ? "" : " / ") + ".target sm_90";
+      }
+      if (!missing.empty()) {
+        if (module_.addressSize == 0) hint += " / .address_size 64";
+        std::string what = missing.size() == 2 ? missing[0] + " and " + missing[1] + " directives"
+                                               : missing[0] + " directive";
+        error("missing-directive", SourceLoc{}, "module has no " + what,
+              "start the module with: " + hint);
+      }
+    }
+
+    if (module_.version) version_ = module_.version->first * 10 + module_.version->second;
+    for (const std::string &target : module_.targets) {
+      uint32_t sm = targetSmNumber(target);
+      if (sm == 0) continue;
+      if (sm >= targetSm_) {
+        if (sm > targetSm_) archSpecific_ = false;
+        targetSm_ = sm;
+        archSpecific_ = archSpecific_ || targetIsArchSpecific(target) || targetIsFamilySpecific(target);
+        targetName_ = target;
+      }
+      uint32_t needed = minPtxForTarget(target);
+      if (version_ && needed && version_ < needed) {
+        ArchGate gate{0, false, needed};
+        error("arch-feature", module_.targetLoc,
+              "`.target " + target + "` requires PTX ISA " + gatePtxName(gate) + ", but the module declares `.version " +
+                  std::to_string(module_.version->first) + "." + std::to_string(module_.version->second) + "`",
+              "use `.version " + gatePtxName(gate) + "` or later");
+      }
+    }
+  }
+
+  void collectModuleNames() {
+    std::unordered_map<std::string, const VariableDecl *> variables;
+    std::unordered_map<std::string, const Function *> definitions;
+    for (const TopLevel &item : module_.items) {
+      if (item.kind == TopLevel::Kind::Variable) {
+        const VariableDecl &v = item.variable;
+        auto [it, inserted] = variables.emplace(v.name, &v);
+        if (!inserted && v.linkage != "extern" && it->second->linkage != "extern") {
+          error("duplicate-declaration", v.loc,
+                "`" + v.name + "` is already declared at line " + std::to_string(it->second->loc.line),
+                "rename one of the two declarations or remove the duplicate");
+        }
+        moduleVariables_.emplace(v.name, &v);
+      } else if (item.kind == TopLevel::Kind::Function) {
+        const Function &f = item.function;
+        functions_.insert(f.name);
+        if (f.hasBody) {
+          auto [it, inserted] = definitions.emplace(f.name, &f);
+          if (!inserted)
+            error("duplicate-declaration", f.nameLoc.line ? f.nameLoc : f.loc,
+                  "function `" + f.name + "` is already defined at line " + std::to_string(it->second->loc.line),
+                  "rename one of the two functions or remove the duplicate body");
+        }
+      }
+    }
+  }
+
+  // --- function level -----------------------------------------------------
+
+  static void collectLabels(const std::vector<Statement> &body, std::vector<const Label *> &labels,
+                            std::vector<const Directive *> &directives) {
+    for (const Statement &s : body) {
+      if (s.kind == Statement::Kind::Label) labels.push_back(&s.label);
+      else if (s.kind == Statement::Kind::Directive) directives.push_back(&s.directive);
+      else if (s.kind == Statement::Kind::Block) collectLabels(s.block.statements, labels, directives);
+    }
+  }
+
+  /// `name: .branchtargets …` / `name: .callprototype …` written as one directive
+  /// whose text starts with the label: returns the label name, or empty.
+  static std::string directiveLabel(const Directive &d) {
+    size_t colon = d.text.find(':');
+    if (colon == std::string::npos) return {};
+    std::string head = d.text.substr(0, colon);
+    while (!head.empty() && head.back() == ' ') head.pop_back();
+    if (head.empty() || head.find(' ') != std::string::npos) return {};
+    return head;
+  }
+
+  void lintFunction(const Function &function) {
+    FunctionState state;
+    state.function = &function;
+    uint32_t first = function.loc.line;
+    uint32_t last = function.closeLoc.line ? function.closeLoc.line : UINT32_MAX;
+    for (uint32_t line : syntaxLines_)
+      if (line >= first && line <= last) state.suppressNames = true;
+    // A syntax error outside every function (a broken global) would make its
+    // symbol look undeclared everywhere.
+    suppressSymbols_ = suppressSymbols_ || syntaxOutsideFunctions();
+
+    std::vector<const Label *> labels;
+    std::vector<const Directive *> directives;
+    collectLabels(function.body, labels, directives);
+    std::unordered_map<std::string, const Label *> seen;
+    for (const Label *label : labels) {
+      auto [it, inserted] = seen.emplace(label->name, label);
+      if (!inserted)
+        error("duplicate-label", label->loc,
+              "label `" + label->name + "` is already defined at line " + std::to_string(it->second->loc.line),
+              "rename one of the labels (and the branches that target it)");
+      state.labels.insert(label->name);
+    }
+    for (const Directive *d : directives) {
+      std::string name = directiveLabel(*d);
+      if (!name.empty()) state.labels.insert(name);
+    }
+
+    Scope params;
+    for (const VariableDecl &p : function.returnParams) declare(params, p, state);
+    for (const VariableDecl &p : function.params) declare(params, p, state);
+    state.scopes.push_back(std::move(params));
+    lintBlock(function.body, state);
+    reportMissingRegisters(state);
+  }
+
+  bool syntaxOutsideFunctions() const {
+    for (uint32_t line : syntaxLines_) {
+      bool inside = false;
+      for (const TopLevel &item : module_.items) {
+        if (item.kind != TopLevel::Kind::Function) continue;
+        uint32_t last = item.function.closeLoc.line ? item.function.closeLoc.line : UINT32_MAX;
+        if (line >= item.function.loc.line && line <= last) inside = true;
+      }
+      if (!inside) return true;
+    }
+    return false;
+  }
+
+  void declare(Scope &scope, const VariableDecl &v, FunctionState &) {
+    static const std::unordered_map<std::string, std::string> notRegisterTypes = {
+        {"bf16", "b16"}, {"bf16x2", "b32"}, {"tf32", "b32"}, {"e4m3", "b8"}, {"e5m2", "b8"}, {"e4m3x2", "b16"},
+        {"e5m2x2", "b16"}};
+    auto notReg = notRegisterTypes.find(v.type);
+    if (v.space == StateSpace::Reg && notReg != notRegisterTypes.end())
+      error("invalid-register-type", v.loc,
+            "`." + v.type + "` is not a register type (`.reg ." + v.type + " " + v.name + "`)",
+            "declare it as `.reg ." + notReg->second + "`; `." + v.type + "` values live in bit-size registers");
+    if (v.rangeCount) {
+      auto &list = scope.ranges[v.name];
+      if (!list.empty())
+        error("duplicate-declaration", v.loc,
+              "`" + v.name + "<" + std::to_string(*v.rangeCount) + ">` is already declared at line " +
+                  std::to_string(list.front()->loc.line),
+              "declare each register range once, with the largest count needed");
+      list.push_back(&v);
+      return;
+    }
+    auto [it, inserted] = scope.names.emplace(v.name, &v);
+    if (!inserted)
+      error("duplicate-declaration", v.loc,
+            "`" + v.name + "` is already declared at line " + std::to_string(it->second->loc.line) + " in this scope",
+            "remove the duplicate declaration or give it another name");
+  }
+
+  void lintBlock(const std::vector<Statement> &statements, FunctionState &state) {
+    Scope scope;
+    for (const Statement &s : statements)
+      if (s.kind == Statement::Kind::Variable) declare(scope, s.variable, state);
+    state.scopes.push_back(std::move(scope));
+    for (const Statement &s : statements) {
+      switch (s.kind) {
+      case Statement::Kind::Instruction: lintInstruction(s.instruction, state); break;
+      case Statement::Kind::Block: lintBlock(s.block.statements, state); break;
+      case Statement::Kind::Directive: lintDirective(s.directive, state); break;
+      default: break;
+      }
+    }
+    state.scopes.pop_back();
+  }
+
+  void lintDirective(const Directive &d, FunctionState &state) {
+    if (state.suppressNames) return;
+    std::string text = d.text;
+    if (!directiveLabel(d).empty()) text = text.substr(text.find(':') + 1);
+    std::string name = d.name;
+    // `.branchtargets L1, L2` lists labels that must exist.
+    size_t pos = text.find(".branchtargets");
+    if (name != "branchtargets" && pos == std::string::npos) return;
+    if (pos != std::string::npos) text = text.substr(pos + 14);
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find(',', start);
+      if (end == std::string::npos) end = text.size();
+      std::string label = text.substr(start, end - start);
+      label.erase(0, label.find_first_not_of(" \t"));
+      while (!label.empty() && (label.back() == ' ' || label.back() == ';')) label.pop_back();
+      if (!label.empty() && !state.labels.count(label) && state.reportedNames.insert(label).second)
+        error("undefined-label", d.loc, "branch target `" + label + "` in `.branchtargets` is not defined in `" +
+                                            state.function->name + "`",
+              labelHint(label, state));
+      start = end + 1;
+    }
+  }
+
+  // --- name resolution ----------------------------------------------------
+
+  const VariableDecl *lookup(const std::string &name, const FunctionState &state) const {
+    for (auto scope = state.scopes.rbegin(); scope != state.scopes.rend(); ++scope) {
+      auto it = scope->names.find(name);
+      if (it != scope->names.end()) return it->second;
+      auto [prefix, index] = splitRegister(name);
+      if (index >= 0) {
+        auto range = scope->ranges.find(prefix);
+        if (range != scope->ranges.end())
+          for (const VariableDecl *v : range->second)
+            if (static_cast<uint64_t>(index) < *v->rangeCount) return v;
+      }
+    }
+    auto it = moduleVariables_.find(name);
+    if (it != moduleVariables_.end()) return it->second;
+    return nullptr;
+  }
+
+  /// The type of a register operand, or nullopt (not a register, unknown, vector as a whole).
+  std::optional<TypeInfo> registerType(const std::string &name, const FunctionState &state) const {
+    if (name.empty() || name[0] != '%') return std::nullopt;
+    std::string base = baseName(name);
+    if (isSpecialRegister(base)) return std::nullopt;
+    const VariableDecl *v = lookup(base, state);
+    if (!v || v->space != StateSpace::Reg) return std::nullopt;
+    if (v->vectorWidth && base == name) return std::nullopt;
+    return typeInfo(v->type);
+  }
+
+  std::string labelHint(const std::string &label, const FunctionState &state) const {
+    std::string best;
+    size_t bestDistance = SIZE_MAX;
+    for (const std::string &l : state.labels) {
+      size_t d = editDistance(label, l);
+      if (d < bestDistance || (d == bestDistance && l < best)) {
+        bestDistance = d;
+        best = l;
+      }
+    }
+    if (!best.empty() && bestDistance <= std::max<size_t>(2, label.size() / 3))
+      return "did you mean `" + best + "`? Otherwise define the label `" + label + ":` in this function";
+    return "define the label `" + label + ":` before or after the branch in this function";
+  }
+
+  void checkName(const std::string &name, SourceLoc loc, const Expect &expect, FunctionState &state) {
+    if (name.empty()) return;
+    if (name[0] == '%') {
+      std::string base = baseName(name);
+      if (isSpecialRegister(base) || lookup(base, state)) return;
+      if (state.suppressNames || !state.reportedNames.insert(base).second) return;
+      auto [prefix, index] = splitRegister(base);
+      std::string type = expect.kind != Expect::Kind::None ? proposedRegisterType(expect) : std::string();
+      if (!type.empty() && !state.prefixTypes.count(prefix)) state.prefixTypes[prefix] = type;
+      state.missing.push_back(MissingRegister{loc, base, prefix, index, type});
+      return;
+    }
+    if (lookup(name, state) || functions_.count(name) || state.labels.count(name) || name == "WARP_SZ") return;
+    if (state.suppressNames || suppressSymbols_ || !state.reportedNames.insert(name).second) return;
+    if (calleePosition_) {
+      std::string hint = symbolHint(name, state);
+      if (hint.rfind("did you mean", 0) != 0)
+        hint = "define the function or declare it (`.extern .func " + name + "(...)`) before the call";
+      error("undeclared-symbol", loc, "call target `" + name + "` is not a declared function", hint);
+      return;
+    }
+    error("undeclared-symbol", loc, "`" + name + "` is not declared (no variable, parameter or function of that name)",
+          symbolHint(name, state));
+  }
+
+  std::string symbolHint(const std::string &name, const FunctionState &state) const {
+    std::vector<std::string> candidates;
+    for (const Scope &scope : state.scopes)
+      for (const auto &[n, v] : scope.names)
+        if (v->space != StateSpace::Reg) candidates.push_back(n);
+    for (const auto &[n, v] : moduleVariables_) candidates.push_back(n);
+    for (const std::string &f : functions_) candidates.push_back(f);
+    std::string best;
+    size_t bestDistance = SIZE_MAX;
+    for (const std::string &c : candidates) {
+      size_t d = editDistance(name, c);
+      if (d < bestDistance || (d == bestDistance && c < best)) {
+        bestDistance = d;
+        best = c;
+      }
+    }
+    if (!best.empty() && bestDistance <= std::max<size_t>(2, name.size() / 4))
+      return "did you mean `" + best + "`?";
+    return "declare it (e.g. `.shared .align 4 .b8 " + name + "[1024];` at module scope, or a `.param` of the function)";
+  }
+
+  void reportMissingRegisters(FunctionState &state) {
+    // Group by prefix: one `.reg` line proposal per prefix covering every use.
+    std::map<std::string, long> maxIndex;
+    for (const MissingRegister &m : state.missing)
+      if (m.index >= 0) maxIndex[m.prefix] = std::max(maxIndex[m.prefix], m.index);
+    for (const MissingRegister &m : state.missing) {
+      std::string type = m.inferredType;
+      auto known = state.prefixTypes.find(m.prefix);
+      if (type.empty() && known != state.prefixTypes.end()) type = known->second;
+      const VariableDecl *existing = nullptr;
+      if (m.index >= 0) existing = existingRange(m.prefix, state);
+      if (type.empty()) type = existing ? existing->type : conventionalType(m.prefix);
+      std::string hint;
+      if (m.index < 0) {
+        hint = "declare it: `.reg ." + type + " " + m.name + ";`";
+      } else if (existing) {
+        hint = "`" + m.prefix + "<" + std::to_string(*existing->rangeCount) + ">` declares " + m.prefix + "0.." +
+               m.prefix + std::to_string(*existing->rangeCount - 1) + "; raise the count: `.reg ." + existing->type +
+               " " + m.prefix + "<" + std::to_string(maxIndex[m.prefix] + 1) + ">;`";
+      } else {
+        hint = "declare it: `.reg ." + type + " " + m.prefix + "<" + std::to_string(maxIndex[m.prefix] + 1) + ">;`";
+      }
+      error("undeclared-register", m.loc,
+            "register `" + m.name + "` is not declared in `" + state.function->name + "`", hint);
+    }
+  }
+
+  const VariableDecl *existingRange(const std::string &prefix, const FunctionState &state) const {
+    // The function's top-level body scope is gone by now; look through the body.
+    std::function<const VariableDecl *(const std::vector<Statement> &)> find =
+        [&](const std::vector<Statement> &body) -> const VariableDecl * {
+      for (const Statement &s : body) {
+        if (s.kind == Statement::Kind::Variable && s.variable.rangeCount && s.variable.name == prefix)
+          return &s.variable;
+        if (s.kind == Statement::Kind::Block)
+          if (const VariableDecl *v = find(s.block.statements)) return v;
+      }
+      return nullptr;
+    };
+    return find(state.function->body);
+  }
+
+  // --- instructions -------------------------------------------------------
+
+  void lintInstruction(const Instruction &in, FunctionState &state) {
+    mismatchReported_ = false;
+    sregReported_ = false;
+    std::optional<OpcodeMatch> match = lookupInstruction(in.opcode, in.modifiers);
+    bool typesOk = false;
+    std::vector<Expect> expects(in.operands.size());
+    if (!match) {
+      std::vector<std::string> near = nearestOpcodes(in.opcode, in.modifiers);
+      std::string shown = isKnownBaseOpcode(in.opcode) && !in.modifiers.empty() ? in.opcode + "." + in.modifiers[0]
+                                                                                 : in.opcode;
+      std::string hint;
+      if (!near.empty()) {
+        hint = "did you mean ";
+        for (size_t i = 0; i < near.size(); ++i) hint += (i ? (i + 1 == near.size() ? " or " : ", ") : "") + ("`" + near[i] + "`");
+        hint += "?";
+      } else {
+        hint = "see the PTX ISA instruction set for the available opcodes";
+      }
+      error("unknown-instruction", in.loc, "unknown instruction `" + shown + "`", hint);
+    } else if (auto problem = checkModifiers(*match, in.modifiers)) {
+      reportModifierProblem(in, *match, *problem);
+    } else {
+      typesOk = true;
+      checkArch(in, *match);
+      checkOperandCount(in, *match);
+      expects = operandExpectations(in, *match);
+    }
+
+    // Names and types of operands.
+    if (!in.guard.empty()) {
+      checkName(in.guard, in.guardLoc, pred(), state);
+      checkRegisterType(in.guard, in.guardLoc, pred(), in, "guard predicate", state);
+    }
+    std::string op = match ? match->entry->name : in.opcode;
+    currentOp_ = typesOk ? op : std::string();
+    for (size_t i = 0; i < in.operands.size(); ++i) {
+      const Operand &operand = in.operands[i];
+      Expect expect = typesOk ? expects[i] : Expect{};
+      bool labelPosition = (op == "bra" && i + 1 == in.operands.size()) || (op == "brx.idx" && i == 1);
+      if (labelPosition && operand.kind == Operand::Kind::Name && !operand.name.empty() && operand.name[0] != '%') {
+        checkLabel(operand.name, operand.loc, state);
+        continue;
+      }
+      if (op == "call" && operand.kind == Operand::Kind::Name && operand.name[0] != '%' && i + 1 == in.operands.size() &&
+          i > 0 && in.operands[i - 1].kind == Operand::Kind::List && indirectCall(in)) {
+        checkLabel(operand.name, operand.loc, state); // prototype / .calltargets label
+        continue;
+      }
+      calleePosition_ = op == "call" && operand.kind == Operand::Kind::Name;
+      visitOperand(operand, i, expect, in, state);
+      calleePosition_ = false;
+    }
+    trackGenericAddress(in, match ? match->entry->name : std::string(), state);
+  }
+
+  bool indirectCall(const Instruction &in) const {
+    for (const Operand &o : in.operands)
+      if (o.kind == Operand::Kind::Name) return !o.name.empty() && o.name[0] == '%';
+    return false;
+  }
+
+  void checkLabel(const std::string &name, SourceLoc loc, FunctionState &state) {
+    if (state.labels.count(name) || state.suppressNames) return;
+    if (!state.reportedNames.insert(name).second) return;
+    error("undefined-label", loc, "label `" + name + "` is not defined in `" + state.function->name + "`",
+          labelHint(name, state));
+  }
+
+  void visitOperand(const Operand &operand, size_t index, const Expect &expect, const Instruction &in,
+                    FunctionState &state) {
+    switch (operand.kind) {
+    case Operand::Kind::Name:
+      checkName(operand.name, operand.loc, expect, state);
+      if (checkSpecialRegister(operand, expect, in)) break;
+      checkRegisterType(operand.name, operand.loc, expect, in, ordinalPosition(index), state);
+      break;
+    case Operand::Kind::Integer:
+    case Operand::Kind::Float: checkImmediate(operand, expect, in, index); break;
+    case Operand::Kind::SymbolExpr: checkName(operand.name, operand.loc, Expect{}, state); break;
+    case Operand::Kind::Address:
+      checkName(operand.name, operand.loc, Expect{}, state);
+      checkAddressRegister(operand, in, state);
+      for (const Operand &e : operand.elements) visitOperand(e, index, Expect{}, in, state);
+      break;
+    case Operand::Kind::Vector:
+      for (const Operand &e : operand.elements) visitOperand(e, index, expect, in, state);
+      break;
+    case Operand::Kind::List:
+      for (const Operand &e : operand.elements) visitOperand(e, index, Expect{}, in, state);
+      break;
+    case Operand::Kind::Pair:
+      for (size_t k = 0; k < operand.elements.size(); ++k) {
+        Expect e = expect;
+        if (k > 0) e = expect.pairSecondPred || expect.kind == Expect::Kind::Pred ? pred() : Expect{};
+        visitOperand(operand.elements[k], index, e, in, state);
+      }
+      break;
+    default: break;
+    }
+  }
+
+  /// Special registers are read with mov or cvt only ("Special register
+  /// argument not allowed"); the vector ones need a component.
+  bool checkSpecialRegister(const Operand &operand, const Expect &expect, const Instruction &in) {
+    if (operand.name.empty() || operand.name[0] != '%') return false;
+    std::string base = baseName(operand.name);
+    if (!isSpecialRegister(base)) return false;
+    static const std::unordered_set<std::string> vectors = {"%tid", "%ntid", "%ctaid", "%nctaid", "%cluster_ctaid",
+                                                            "%cluster_nctaid", "%clusterid", "%nclusterid"};
+    static const std::unordered_set<std::string> wide = {"%clock64", "%globaltimer", "%gridid", "%current_graph_exec"};
+    bool is64 = wide.count(base) || (startsWith(base, "%pm") && base.size() > 3 && base.substr(base.size() - 3) == "_64");
+    if (vectors.count(base) && base == operand.name) {
+      error("special-register-operand", operand.loc,
+            "special register `" + base + "` is a vector; name a component (`" + base + ".x`, `.y` or `.z`)",
+            "use `" + base + ".x`");
+      return true;
+    }
+    static const std::unordered_set<std::string> computeOps = {
+        "add", "sub", "mul", "mad", "div", "rem", "abs", "neg", "min", "max", "and", "or", "xor", "not", "shl", "shr",
+        "bfe", "bfi", "setp", "set", "selp", "slct", "st", "atom", "red", "popc", "clz", "bfind", "prmt", "lop3",
+        "shf", "mul24", "mad24", "fma", "sad", "brev", "testp", "cnot"};
+    std::string reg = is64 ? "%rd1" : "%r1";
+    std::string type = is64 ? "u64" : "u32";
+    if (computeOps.count(currentOp_)) {
+      if (sregReported_) return true;
+      sregReported_ = true;
+      std::vector<std::string> all;
+      for (const Operand &o : in.operands)
+        if (o.kind == Operand::Kind::Name && !o.name.empty() && o.name[0] == '%' && isSpecialRegister(baseName(o.name)))
+          all.push_back("`" + o.name + "`");
+      std::string list;
+      for (size_t k = 0; k < all.size(); ++k) list += (k ? (k + 1 == all.size() ? " and " : ", ") : "") + all[k];
+      error("special-register-operand", operand.loc,
+            std::string(all.size() > 1 ? "special registers " : "special register ") + list + " cannot be " +
+                (all.size() > 1 ? "operands" : "an operand") + " of `" + dotted(in) +
+                "`; only `mov` and `cvt` read special registers",
+            "copy " + std::string(all.size() > 1 ? "each" : "it") + " into a register first: `mov." + type + " " + reg +
+                ", " + operand.name + ";`");
+      return true;
+    }
+    if (currentOp_ == "mov" && expect.kind == Expect::Kind::Data && !is64 && expect.type.bits == 64) {
+      error("special-register-operand", operand.loc,
+            "special register `" + operand.name + "` is 32-bit but `" + dotted(in) + "` moves 64 bits",
+            "read it with `mov.u32 %r1, " + operand.name + ";` and widen with `cvt.u64.u32 %rd1, %r1;`");
+      return true;
+    }
+    return false;
+  }
+
+  /// Integer literals are not floats in PTX (`0f3F800000` is 1.0f), and float
+  /// literals are not integers.
+  void checkImmediate(const Operand &operand, const Expect &expect, const Instruction &in, size_t index) {
+    if (expect.kind != Expect::Kind::Data || currentOp_ == "cvt" || mismatchReported_) return;
+    bool instFloat = expect.type.typeClass == TypeClass::Float;
+    bool instInt = expect.type.typeClass == TypeClass::Signed || expect.type.typeClass == TypeClass::Unsigned;
+    if (operand.kind == Operand::Kind::Integer && instFloat) {
+      std::string hint = "write floating-point constants as floats";
+      if (expect.typeName == "f32") {
+        float value = static_cast<float>(operand.intValue);
+        uint32_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        char buffer[16];
+        std::snprintf(buffer, sizeof buffer, "0f%08X", bits);
+        hint = "write " + operand.text + " as the float literal `" + buffer + "`";
+      } else if (expect.typeName == "f64") {
+        double value = static_cast<double>(operand.intValue);
+        uint64_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        char buffer[24];
+        std::snprintf(buffer, sizeof buffer, "0d%016llX", static_cast<unsigned long long>(bits));
+        hint = "write " + operand.text + " as the double literal `" + buffer + "`";
+      }
+      mismatchReported_ = true;
+      error("immediate-type-mismatch", operand.loc,
+            "integer literal `" + operand.text + "` in " + ordinalPosition(index) + " of `" + dotted(in) +
+                "`, which needs a `." + expect.typeName + "` value",
+            hint);
+    } else if (operand.kind == Operand::Kind::Float && instInt) {
+      mismatchReported_ = true;
+      error("immediate-type-mismatch", operand.loc,
+            "float literal `" + operand.text + "` in " + ordinalPosition(index) + " of `" + dotted(in) +
+                "`, which needs a `." + expect.typeName + "` integer",
+            "write an integer literal, or use a `.b" + std::to_string(expect.type.bits) +
+                "` instruction type to move raw bits");
+    }
+  }
+
+  void checkAddressRegister(const Operand &operand, const Instruction &in, FunctionState &state) {
+    std::optional<TypeInfo> reg = registerType(operand.name, state);
+    if (!reg || (reg->typeClass != TypeClass::Float && reg->typeClass != TypeClass::Pred) || mismatchReported_) return;
+    mismatchReported_ = true;
+    const VariableDecl *decl = lookup(baseName(operand.name), state);
+    error("register-type-mismatch", operand.loc,
+          "register `" + operand.name + "` is declared `." + (decl ? decl->type : std::string("?")) +
+              "` and cannot hold the address of `" + dotted(in) + "`",
+          "addresses live in `.b64`/`.u64` registers (or `.b32` for shared memory offsets)");
+  }
+
+  void checkRegisterType(const std::string &name, SourceLoc loc, const Expect &expect, const Instruction &in,
+                         const std::string &position, FunctionState &state) {
+    if (expect.kind == Expect::Kind::None) return;
+    std::optional<TypeInfo> reg = registerType(name, state);
+    if (!reg) return;
+    const VariableDecl *decl = lookup(baseName(name), state);
+    std::string declared = decl ? decl->type : "?";
+    if (compatible(declared, *reg, expect)) return;
+    // One finding per instruction: the first mismatched operand.
+    if (mismatchReported_) return;
+    mismatchReported_ = true;
+    std::string instr = dotted(in);
+    std::string message = "register `" + name + "` is declared `." + declared + "` but `" + instr + "` needs " +
+                          describeType(expect.type) + " (`." + expect.typeName + "`) in " + position;
+    std::string hint;
+    if (expect.kind == Expect::Kind::Pred) {
+      hint = "use a `.pred` register here (e.g. from `setp`), or declare `" + name + "` as `.pred`";
+    } else if (reg->typeClass == TypeClass::Pred) {
+      hint = "a predicate cannot be used as data; convert it with `selp." + expect.typeName + " %x, 1, 0, " + name + ";`";
+    } else {
+      hint = "declare `" + baseName(name) + "` as `." + proposedRegisterType(expect) + "`";
+      std::optional<OpcodeMatch> match = lookupInstruction(in.opcode, in.modifiers);
+      if (match && entryAllowsModifier(*match->entry, declared) && in.opcode != "ld" && in.opcode != "st" &&
+          in.opcode != "cvt") {
+        Instruction retyped = in;
+        for (std::string &m : retyped.modifiers)
+          if (m == expect.typeName) m = declared;
+        if (dotted(retyped) != instr) hint += ", or use `" + dotted(retyped) + "` if the value is ." + declared;
+      }
+      bool sameClassOnly = reg->typeClass == TypeClass::Float || expect.type.typeClass == TypeClass::Float;
+      if (sameClassOnly || reg->bits != expect.type.bits) {
+        std::string cvtDst = expect.typeName, cvtSrc = declared;
+        if (typeInfo(cvtSrc))
+          hint += ", or convert the value first with `cvt" +
+                  std::string(expect.type.typeClass == TypeClass::Float && reg->typeClass != TypeClass::Float ? ".rn"
+                              : expect.type.typeClass != TypeClass::Float && reg->typeClass == TypeClass::Float ? ".rzi"
+                                                                                                               : "") +
+                  "." + cvtDst + "." + cvtSrc + "`";
+      }
+    }
+    (void)state;
+    error("register-type-mismatch", loc, message, hint);
+  }
+
+  void reportModifierProblem(const Instruction &in, const OpcodeMatch &match, const ModifierProblem &problem) {
+    SourceLoc loc = problem.index < in.modifierLocs.size() ? in.modifierLocs[problem.index] : in.loc;
+    if (loc.line == 0) loc = in.loc;
+    const std::string &name = match.entry->name;
+    std::string slotWord = problem.slot == "modifier" ? "modifier" : problem.slot;
+    std::string message = "`." + problem.modifier + "` is not a valid " + slotWord + " for `" + name + "`";
+    if (!problem.valid.empty()) {
+      std::string plural = slotWord;
+      if (plural == "type" || plural == "modifier" || plural == "shape" || plural == "scope" || plural == "layout")
+        plural += "s";
+      else if (plural == "state space") plural = "state spaces";
+      else if (plural == "comparison") plural = "comparisons";
+      else if (plural.back() != 's') plural += "s";
+      message += "; valid " + plural + ": " + joinWords(problem.valid);
+    }
+    std::string hint;
+    if (!problem.suggestion.empty()) {
+      Instruction fixed = in;
+      fixed.modifiers[problem.index] = problem.suggestion;
+      hint = "did you mean `" + dotted(fixed) + "`?";
+    } else if (problem.slot == "type" && !problem.valid.empty()) {
+      hint = "use one of the valid types, converting operands with `cvt` if needed";
+    } else {
+      hint = "remove `." + problem.modifier + "`";
+    }
+    if (name.size() >= 1 && name[0] == 'v' && problem.slot == "type" && typeInfo(problem.modifier) &&
+        typeInfo(problem.modifier)->typeClass == TypeClass::Float)
+      hint = "video instructions take integer types only; use `" +
+             (name.size() > 1 ? name.substr(1) : name) + "." + problem.modifier + "` for floating point";
+    error("invalid-instruction-type", loc, message, hint);
+  }
+
+  void checkArch(const Instruction &in, const OpcodeMatch &match) {
+    if (!module_.hasTarget) return;
+    for (const Requirement &req : instructionRequirements(match, in.modifiers)) {
+      const ArchGate &g = req.gate;
+      bool smFails = g.sm && targetSm_ && targetSm_ < g.sm;
+      bool archFails = g.archSpecific && targetSm_ && !archSpecific_;
+      bool ptxFails = g.ptx && version_ && version_ < g.ptx;
+      if (!smFails && !archFails && !ptxFails) continue;
+      // Once per family and gate: `cp.async` + commit/wait_group is one finding.
+      std::string family = match.entry->name.substr(0, match.entry->name.find('.'));
+      std::string key = req.feature.rfind("`.", 0) == 0 ? req.feature : family;
+      if (!reportedFeatures_.insert(key + "@" + gateTargetName(g) + gatePtxName(g)).second) continue;
+      std::string needs;
+      std::vector<std::string> fixes;
+      if (smFails || archFails) {
+        needs = gateTargetName(g) + (g.archSpecific ? "" : " or later");
+        fixes.push_back("`.target " + gateTargetName(g) + "`");
+      }
+      if (ptxFails) {
+        needs += std::string(needs.empty() ? "" : " and ") + "PTX ISA " + gatePtxName(g);
+        fixes.push_back("`.version " + gatePtxName(g) + "`");
+      }
+      std::string has = "module targets " + (targetName_.empty() ? std::string("?") : targetName_);
+      if (module_.version)
+        has += " with `.version " + std::to_string(module_.version->first) + "." +
+               std::to_string(module_.version->second) + "`";
+      std::string hint = "use " + (fixes.size() == 2 ? fixes[0] + " and " + fixes[1] : fixes[0]);
+      std::string modifier;
+      size_t tick = req.feature.find("`.");
+      if (tick == 0) modifier = req.feature.substr(2, req.feature.find('`', 2) - 2);
+      std::string alternative = featureAlternative(match.entry->name, modifier);
+      if (!alternative.empty()) hint += ", " + alternative;
+      error("arch-feature", in.loc, req.feature + " requires " + needs + " (" + has + ")", hint);
+    }
+  }
+
+  void checkOperandCount(const Instruction &in, const OpcodeMatch &match) {
+    auto counts = operandCount(match.entry->name, in);
+    if (!counts) return;
+    size_t n = in.operands.size();
+    if (n >= counts->first && n <= counts->second) return;
+    std::string expected = counts->first == counts->second
+                               ? std::to_string(counts->first)
+                               : std::to_string(counts->first) + " to " + std::to_string(counts->second);
+    error("operand-count", in.loc,
+          "`" + dotted(in) + "` takes " + expected + " operand" + (counts->second == 1 ? "" : "s") + ", found " +
+              std::to_string(n),
+          n < counts->first ? "add the missing operand(s)" : "remove the extra operand(s)");
+  }
+
+  // --- generic-address ----------------------------------------------------
+
+  void trackGenericAddress(const Instruction &in, const std::string &op, FunctionState &state) {
+    if (!options_.warnGenericAddress || !state.function->isEntry || op.empty()) return;
+    bool global = hasModifier(in, "global");
+    if (global && (op == "ld" || op == "st" || op == "atom" || op == "red")) {
+      for (const Operand &o : in.operands) {
+        if (o.kind != Operand::Kind::Address) continue;
+        auto it = state.rawParam.find(o.name);
+        if (it == state.rawParam.end()) continue;
+        const auto &[param, line, loadedInto] = it->second;
+        if (!state.reportedParams.insert(param).second) continue;
+        report("generic-address", Severity::Warning, o.loc,
+               "`" + o.name + "` holds kernel parameter `" + param + "` (a generic address) and is used as a `." +
+                   "global` address without `cvta.to.global`",
+               "convert it after the `ld.param` on line " + std::to_string(line) + ": `cvta.to.global.u64 %rdN, " +
+                   loadedInto + ";` and compute addresses from %rdN");
+      }
+    }
+    static const std::unordered_set<std::string> noDestination = {
+        "st", "red", "red.async", "st.async", "st.bulk", "bra", "brx.idx", "call", "ret", "exit", "trap", "bar",
+        "barrier", "barrier.cluster", "membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent",
+        "griddepcontrol", "applypriority", "discard", "stackrestore", "brkpt", "stmatrix", "sust", "sured"};
+    if (in.operands.empty() || in.operands[0].kind != Operand::Kind::Name || noDestination.count(op) ||
+        op.rfind("cp.", 0) == 0 || op.rfind("mbarrier.", 0) == 0 || op.rfind("wgmma.", 0) == 0)
+      return;
+    const std::string &dest = in.operands[0].name;
+    state.rawParam.erase(dest);
+    if (in.operands.size() < 2) return;
+    bool wide = hasModifier(in, "u64") || hasModifier(in, "b64") || hasModifier(in, "s64");
+    if (!wide) return;
+    const Operand &a = in.operands[1];
+    if (op == "ld" && hasModifier(in, "param") && a.kind == Operand::Kind::Address) {
+      for (const VariableDecl &p : state.function->params)
+        if (p.name == a.name && (p.type == "u64" || p.type == "b64" || p.type == "s64") && !p.isPtr)
+          state.rawParam[dest] = {p.name, in.loc.line, dest};
+      return;
+    }
+    auto rawOf = [&](const Operand &o) -> const FunctionState::RawParam * {
+      if (o.kind != Operand::Kind::Name) return nullptr;
+      auto it = state.rawParam.find(o.name);
+      return it == state.rawParam.end() ? nullptr : &it->second;
+    };
+    if (op == "mov") {
+      if (auto raw = rawOf(a)) state.rawParam[dest] = *raw;
+    } else if ((op == "add" || op == "sub") && in.operands.size() == 3) {
+      auto ra = rawOf(a);
+      auto rb = op == "add" ? rawOf(in.operands[2]) : nullptr;
+      if (ra && !rb) state.rawParam[dest] = *ra;
+      else if (rb && !ra) state.rawParam[dest] = *rb;
+    }
+  }
+
+  const Module &module_;
+  LintOptions options_;
+  std::vector<uint32_t> syntaxLines_;
+  std::vector<Diagnostic> diagnostics_;
+  uint32_t version_ = 0;
+  uint32_t targetSm_ = 0;
+  bool archSpecific_ = false;
+  std::string targetName_;
+  bool suppressSymbols_ = false;
+  bool mismatchReported_ = false;
+  bool sregReported_ = false;
+  bool calleePosition_ = false;
+  std::string currentOp_;
+  std::unordered_map<std::string, const VariableDecl *> moduleVariables_;
+  std::unordered_set<std::string> functions_;
+  std::unordered_set<std::string> reportedFeatures_;
+};
+
+} // namespace
+
+std::vector<Diagnostic> lint(const Module &module, const LintOptions &options) {
+  std::vector<Diagnostic> diagnostics = Linter(module, options, {}).run();
+  sortByLocation(diagnostics);
+  return diagnostics;
+}
+
+std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &options) {
+  ParseResult parsed = parse(source);
+  std::vector<uint32_t> syntaxLines;
+  for (const Diagnostic &d : parsed.diagnostics) syntaxLines.push_back(d.line ? d.line : UINT32_MAX);
+  std::vector<Diagnostic> diagnostics = std::move(parsed.diagnostics);
+  std::vector<Diagnostic> lintDiagnostics = Linter(parsed.module, options, std::move(syntaxLines)).run();
+  diagnostics.insert(diagnostics.end(), std::make_move_iterator(lintDiagnostics.begin()),
+                     std::make_move_iterator(lintDiagnostics.end()));
+  sortByLocation(diagnostics);
+  return diagnostics;
+}
+
+} // namespace ptxforge::ptx
