@@ -43,10 +43,13 @@ struct Operand {
   SourceLoc loc;
 
   /// Name, SymbolExpr and Address: the name including sigil and any component
-  /// suffix (`%tid.x`, `%v1.y`); for Address, the base (empty for `[imm]`).
+  /// or selector suffix (`%tid.x`, `%v1.y`, `%r2.h0`); for Address, the base
+  /// (empty for `[imm]`).
   std::string name;
   /// `!%p` (negated predicate operand).
   bool negated = false;
+  /// `-%r2` (negated register source, as `vmad` allows).
+  bool minus = false;
 
   /// Integer: the value as written (two's complement in 64 bits for negatives).
   /// Address and SymbolExpr: the byte offset.
@@ -63,7 +66,8 @@ struct Operand {
 
   /// Floats compare by bits, so a NaN immediate equals itself.
   bool operator==(const Operand &other) const {
-    return kind == other.kind && name == other.name && negated == other.negated && intValue == other.intValue &&
+    return kind == other.kind && name == other.name && negated == other.negated && minus == other.minus &&
+           intValue == other.intValue &&
            std::bit_cast<uint64_t>(floatValue) == std::bit_cast<uint64_t>(other.floatValue) && text == other.text &&
            elements == other.elements;
   }

@@ -147,6 +147,7 @@ constexpr EntryDef kEntries[] = {
     {"slct", "ftz @int @bits @fp"},
     // Conversion and movement.
     {"cvt", "@int @int8 @allbits @half tf32 @fp f32x2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 s2f6x2 "
+            "e4m3x4 e5m2x4 e2m3x4 e3m2x4 e2m1x4 "
             "e4m3 e5m2 @rnd @irnd rna rs ftz sat satfinite relu"},
     {"cvt.pack", "sat s32 u32 s16 u16 s8 u8 s4 u4 s2 u2 b32", 72, false, 65},
     {"cvta", "to @space u32 u64"},
@@ -163,7 +164,8 @@ constexpr EntryDef kEntries[] = {
     {"prefetchu", "L1"},
     {"applypriority", "global L2::evict_normal", 80, false, 74},
     {"discard", "global L2", 80, false, 74},
-    {"createpolicy", "fractional range cvt L2 @evict b64", 80, false, 74},
+    // `createpolicy.range.global` is the documented spelling (.global is optional).
+    {"createpolicy", "fractional range cvt global L2 @evict b64", 80, false, 74},
     {"atom", "@space @sem @scope @bool add inc dec min max cas exch noftz @vec @evict "
              "@int @bits b128 @half @fp"},
     {"red", "@space @sem @scope @bool add inc dec min max noftz @vec @evict @int @bits @half @fp"},
@@ -315,6 +317,8 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"ex2", "f16 f16x2", 75, false, 70},
     {"cvt", "bf16 bf16x2 tf32 relu", 80, false, 70},
     {"cvt", "e4m3x2 e5m2x2", 89, false, 78},
+    // Four-element packs come only from the stochastic-rounding form `cvt.rs.satfinite.<x4>.f32`.
+    {"cvt", "e4m3x4 e5m2x4 e2m3x4 e3m2x4 e2m1x4", 100, true, 87},
     {"*", "cluster shared::cluster", 90, false, 78},
     {"*", "L2::cache_hint", 80, false, 74},
     {"ld st cp.async prefetch", "L2::256B", 80, false, 74},
@@ -477,6 +481,8 @@ std::optional<TypeInfo> typeInfo(std::string_view n) {
       {"e5m2", {TypeClass::Float, 8}},   {"e4m3x2", {TypeClass::Float, 16}}, {"e5m2x2", {TypeClass::Float, 16}},
       {"e2m1x2", {TypeClass::Float, 8}}, {"e2m3x2", {TypeClass::Float, 16}}, {"e3m2x2", {TypeClass::Float, 16}},
       {"ue8m0x2", {TypeClass::Float, 16}}, {"s2f6x2", {TypeClass::Float, 16}},
+      {"e4m3x4", {TypeClass::Float, 32}}, {"e5m2x4", {TypeClass::Float, 32}}, {"e2m3x4", {TypeClass::Float, 32}},
+      {"e3m2x4", {TypeClass::Float, 32}}, {"e2m1x4", {TypeClass::Float, 16}},
   };
   auto it = types.find(n);
   if (it == types.end()) return std::nullopt;

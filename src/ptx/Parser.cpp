@@ -24,9 +24,12 @@ namespace {
 /// never leaves this file.
 struct SyntaxError {};
 
+/// Vector components (`.x` … `.w`, `.r` … `.a`) and the byte / half-word
+/// selectors of video instructions (`.b0` … `.b3`, `.h0`, `.h1`).
 bool isComponentName(std::string_view text) {
   return text == ".x" || text == ".y" || text == ".z" || text == ".w" || text == ".r" || text == ".g" ||
-         text == ".b" || text == ".a";
+         text == ".b" || text == ".a" || text == ".b0" || text == ".b1" || text == ".b2" || text == ".b3" ||
+         text == ".h0" || text == ".h1";
 }
 
 bool isTypeName(std::string_view name) {
@@ -813,6 +816,13 @@ private:
         fail(peek(), "expected a predicate after '!', found " + describe(peek()));
       Operand operand = parseName();
       operand.negated = true;
+      operand.loc = locOf(t);
+      return operand;
+    }
+    if (t.isPunct('-') && peek(1).kind == TokenKind::Identifier) {
+      next();
+      Operand operand = parseName();
+      operand.minus = true;
       operand.loc = locOf(t);
       return operand;
     }

@@ -90,7 +90,7 @@ void printFunction(std::string &out, const Function &function) {
 
 std::string printOperand(const Operand &operand) {
   switch (operand.kind) {
-  case Operand::Kind::Name: return (operand.negated ? "!" : "") + operand.name;
+  case Operand::Kind::Name: return (operand.negated ? "!" : operand.minus ? "-" : "") + operand.name;
   case Operand::Kind::Sink: return "_";
   case Operand::Kind::Integer:
   case Operand::Kind::Float: return operand.text;

@@ -228,6 +228,25 @@ TEST(Lint, RegisterTypeRulesArePermissiveWherePtxasIs) {
 	ld.global.v2.f32 	{%f1, %r2}, [%rd1+8];)"));
 }
 
+// Former false positives: each line is accepted by ptxas (CUDA 13.0) at the
+// given target and used to be flagged.
+TEST(Lint, FormerFalsePositivesAreClean) {
+  // `.global` is the optional state space of `createpolicy.range` (PTX ISA 7.4).
+  expectExactly(kernel(
+      "\tcreatepolicy.range.global.L2::evict_last.L2::evict_first.b64 \t%rd3, [%rd2], %r1, %r2;", "sm_80", "8.3"));
+  // Four-element fp8/fp6/fp4 packs of the stochastic-rounding cvt (sm_100a, PTX ISA 8.7).
+  expectExactly(kernel("\tcvt.rs.satfinite.e4m3x4.f32 \t%r1, {%f1, %f2, %f3, %f4}, %r5;\n"
+                       "\tcvt.rs.relu.satfinite.e5m2x4.f32 \t%r1, {%f1, %f2, %f3, %f4}, %r5;\n"
+                       "\tcvt.rs.satfinite.e2m3x4.f32 \t%r1, {%f1, %f2, %f3, %f4}, %r5;\n"
+                       "\tcvt.rs.satfinite.e2m1x4.f32 \t%rs1, {%f1, %f2, %f3, %f4}, %r5;",
+                       "sm_100a", "8.7"));
+}
+
+TEST(Lint, FourElementFp8PackNeedsArchSpecificTarget) {
+  auto d = lintSource(kernel("\tcvt.rs.satfinite.e4m3x4.f32 \t%r1, {%f1, %f2, %f3, %f4}, %r5;", "sm_100", "8.7"));
+  ASSERT_NE(first(d, "arch-feature"), nullptr) << render(d, "");
+}
+
 // --- unknown-instruction / invalid-instruction-type ---------------------------
 
 TEST(Lint, UnknownInstruction) {

@@ -229,3 +229,12 @@ TEST(ParserRecovery, GarbageNeverCrashes) {
   }
   SUCCEED();
 }
+
+TEST(Parser, VideoSelectorsAndNegatedSources) {
+  Instruction vmax = parseInstruction("vmax.s32.s32.s32.max %r1, %r2.h0, %r3, %r4;");
+  EXPECT_EQ(vmax.operands[1].name, "%r2.h0");
+  Instruction vmad = parseInstruction("vmad.s32.u32.s32.shr7 %r1, -%r2.b0, %r3.h1, %r4;");
+  EXPECT_TRUE(vmad.operands[1].minus);
+  EXPECT_EQ(vmad.operands[1].name, "%r2.b0");
+  EXPECT_EQ(parseInstruction("add.s32 %r1, %r2, -4;").operands[2].intValue, -4);
+}
