@@ -977,8 +977,13 @@ private:
       }
       bool sameClassOnly = reg->typeClass == TypeClass::Float || expect.type.typeClass == TypeClass::Float;
       if (sameClassOnly || reg->bits != expect.type.bits) {
-        std::string cvtDst = expect.typeName, cvtSrc = declared;
-        if (typeInfo(cvtSrc))
+        // cvt takes no bit-size types: read `.b64` as `.s64` (and so on).
+        auto cvtType = [](std::string type) {
+          if (type.size() > 1 && type[0] == 'b' && std::isdigit(static_cast<unsigned char>(type[1]))) type[0] = 's';
+          return type;
+        };
+        std::string cvtDst = cvtType(expect.typeName), cvtSrc = cvtType(declared);
+        if (typeInfo(cvtSrc) && cvtSrc != "pred" && cvtDst != "pred")
           hint += ", or convert the value first with `cvt" +
                   std::string(expect.type.typeClass == TypeClass::Float && reg->typeClass != TypeClass::Float ? ".rn"
                               : expect.type.typeClass != TypeClass::Float && reg->typeClass == TypeClass::Float ? ".rzi"
