@@ -1,0 +1,113 @@
+// Executor: error helpers, argument packing and the buffer RAII wrapper shared
+// by every backend.
+#include "exec/Executor.h"
+
+#include <array>
+#include <cassert>
+#include <regex>
+
+namespace ptxforge::exec {
+
+namespace {
+struct KindName {
+  ExecErrorKind kind;
+  const char *name;
+};
+constexpr std::array<KindName, 9> kKindNames{{
+    {ExecErrorKind::NoDevice, "no GPU"},
+    {ExecErrorKind::InvalidArgument, "invalid-argument"},
+    {ExecErrorKind::OutOfMemory, "out-of-memory"},
+    {ExecErrorKind::ModuleLoad, "module-load"},
+    {ExecErrorKind::LaunchError, "launch-error"},
+    {ExecErrorKind::OutOfResources, "out-of-resources"},
+    {ExecErrorKind::Crashed, "crashed"},
+    {ExecErrorKind::Timeout, "timeout"},
+    {ExecErrorKind::Internal, "internal"},
+}};
+} // namespace
+
+const char *execErrorKindName(ExecErrorKind kind) {
+  for (const KindName &entry : kKindNames)
+    if (entry.kind == kind)
+      return entry.name;
+  return "none";
+}
+
+Error makeExecError(ExecErrorKind kind, const std::string &detail) {
+  ErrorKind broad = ErrorKind::Internal;
+  switch (kind) {
+  case ExecErrorKind::NoDevice: broad = ErrorKind::ToolMissing; break;
+  case ExecErrorKind::ModuleLoad: broad = ErrorKind::Compile; break;
+  case ExecErrorKind::InvalidArgument:
+  case ExecErrorKind::LaunchError:
+  case ExecErrorKind::OutOfResources:
+  case ExecErrorKind::Crashed:
+  case ExecErrorKind::Timeout: broad = ErrorKind::InvalidInput; break;
+  default: break;
+  }
+  return makeError(broad, std::string(execErrorKindName(kind)) + ": " + detail);
+}
+
+ExecErrorKind execErrorKindOf(const Error &error) {
+  for (const KindName &entry : kKindNames) {
+    const std::string prefix = std::string(entry.name) + ": ";
+    if (error.message.compare(0, prefix.size(), prefix) == 0)
+      return entry.kind;
+  }
+  return ExecErrorKind::None;
+}
+
+std::string driverErrorNameOf(const Error &error) {
+  static const std::regex pattern("CUDA_ERROR_[A-Z0-9_]+");
+  std::smatch match;
+  if (std::regex_search(error.message, match, pattern))
+    return match.str();
+  return {};
+}
+
+KernelArgs &KernelArgs::buffer(BufferHandle handle) {
+  const uint64_t address = handle.value;
+  return raw(&address, sizeof address, alignof(uint64_t), true);
+}
+
+KernelArgs &KernelArgs::raw(const void *data, size_t size, size_t alignment, bool isBuffer) {
+  assert(alignment != 0 && (alignment & (alignment - 1)) == 0 && "alignment must be a power of two");
+  // The .param space of an .entry aligns each parameter to its own alignment,
+  // as the C ABI lays out a struct; the driver reads the same layout.
+  size_t offset = (packed_.bytes.size() + alignment - 1) & ~(alignment - 1);
+  packed_.bytes.resize(offset + size, 0);
+  if (size != 0)
+    std::memcpy(packed_.bytes.data() + offset, data, size);
+  packed_.slots.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size), isBuffer});
+  return *this;
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    reset();
+    executor_ = other.executor_;
+    handle_ = other.handle_;
+    bytes_ = other.bytes_;
+    other.executor_ = nullptr;
+    other.handle_ = {};
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() {
+  if (executor_ && handle_)
+    (void)executor_->free(handle_); // a stale handle after a crash is fine to drop
+  executor_ = nullptr;
+  handle_ = {};
+  bytes_ = 0;
+}
+
+Result<DeviceBuffer> Executor::allocateBuffer(uint64_t bytes) {
+  Result<BufferHandle> handle = allocate(bytes);
+  if (!handle)
+    return handle.error();
+  return DeviceBuffer(*this, *handle, bytes);
+}
+
+} // namespace ptxforge::exec

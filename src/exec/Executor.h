@@ -1,0 +1,258 @@
+// Executor: the contract between the gate and whatever runs kernels — the CUDA
+// driver in-process (GpuExecutor), the same behind a crash-proof worker process
+// (IsolatedExecutor), and later the CPU PTX emulator. Allocate, copy, load a
+// module, launch, time; every expected failure is a Result whose message starts
+// with a machine-readable ExecErrorKind name and carries the driver's error name.
+#pragma once
+
+#include "support/Result.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ptxforge::exec {
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/// Why an executor call failed, in the terms of the verification gate.
+enum class ExecErrorKind : uint8_t {
+  None = 0,        ///< not an executor error (success, or an Error from elsewhere)
+  NoDevice,        ///< no driver / no GPU / cuInit failed: message starts "no GPU: "
+  InvalidArgument, ///< the caller passed a bad handle, size or range (also stale handles)
+  OutOfMemory,     ///< device allocation failed
+  ModuleLoad,      ///< the driver rejected the cubin/PTX image or the kernel name
+  LaunchError,     ///< the launch was refused (bad block size, too much shared memory...)
+  OutOfResources,  ///< CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (registers x threads, ...)
+  Crashed,         ///< the kernel faulted (sticky error) or the worker died; context lost
+  Timeout,         ///< the watchdog killed the worker after the call's deadline
+  Internal,        ///< anything else (a driver call failed unexpectedly, protocol error)
+};
+
+/// Stable kebab-case name ("launch-error", "crashed", ...); "no GPU" for NoDevice.
+const char *execErrorKindName(ExecErrorKind kind);
+
+/// Builds the Error for an executor failure: "<kind name>: <detail>". The
+/// broad ErrorKind is derived from `kind` (NoDevice -> ToolMissing, ModuleLoad
+/// -> Compile, a candidate's fault -> InvalidInput, the rest -> Internal).
+Error makeExecError(ExecErrorKind kind, const std::string &detail);
+
+/// Reads the ExecErrorKind back from an Error made by makeExecError (None for
+/// any other Error). Result<T>'s Error has no payload slot, so the kind lives
+/// in the message prefix, which is also what a person or a model reads first.
+ExecErrorKind execErrorKindOf(const Error &error);
+
+/// The first CUDA driver error name in the message ("CUDA_ERROR_ILLEGAL_ADDRESS"),
+/// or "" when there is none.
+std::string driverErrorNameOf(const Error &error);
+
+// ---------------------------------------------------------------------------
+// Handles and descriptions
+
+/// What the device (or emulator) says about itself. Zero means "not reported".
+struct DeviceProperties {
+  std::string name;                 ///< "NVIDIA H200"
+  int smMajor = 0, smMinor = 0;     ///< compute capability 9.0 -> sm_90
+  uint64_t totalMemoryBytes = 0;
+  int multiprocessorCount = 0;
+  int clockRateKHz = 0;             ///< SM clock the driver reports
+  int memoryClockRateKHz = 0;
+  int memoryBusWidthBits = 0;
+  int l2CacheBytes = 0;
+  int maxThreadsPerBlock = 0;
+  int maxSharedBytesPerBlockOptin = 0;
+  int warpSize = 0;
+  int driverVersion = 0;            ///< cuDriverGetVersion, e.g. 13000
+  std::string backend;              ///< "gpu", "isolated-gpu", "emu"
+  friend bool operator==(const DeviceProperties &, const DeviceProperties &) = default;
+
+  /// "sm_90" — the arch string toolchain::compilePtx takes.
+  std::string arch() const { return "sm_" + std::to_string(smMajor * 10 + smMinor); }
+  /// Theoretical DRAM bandwidth from the reported clock and bus width (0 if unknown).
+  double peakMemoryBandwidthGBs() const {
+    return 2.0 * memoryClockRateKHz * 1e3 * (memoryBusWidthBits / 8.0) / 1e9;
+  }
+};
+
+/// Opaque handle of a device buffer. For the GPU backends its value is the
+/// device address; callers must not rely on that.
+struct BufferHandle {
+  uint64_t value = 0;
+  explicit operator bool() const { return value != 0; }
+  friend bool operator==(BufferHandle, BufferHandle) = default;
+};
+struct ModuleHandle {
+  uint64_t value = 0;
+  friend bool operator==(ModuleHandle, ModuleHandle) = default;
+};
+struct KernelHandle {
+  uint64_t value = 0;
+  friend bool operator==(KernelHandle, KernelHandle) = default;
+};
+
+/// The image handed to loadModule.
+enum class ModuleFormat : uint8_t {
+  Cubin, ///< an ELF from toolchain::compilePtx (GPU backends)
+  Ptx,   ///< PTX text (the emulator; the GPU driver JIT-compiles it too)
+};
+
+/// What the driver says about a loaded kernel.
+struct KernelInfo {
+  KernelHandle handle;
+  int maxThreadsPerBlock = 0; ///< for this kernel's register count
+  int registerCount = 0;
+  int staticSharedBytes = 0;
+  int localBytes = 0;         ///< per-thread local memory (spills, stack)
+  friend bool operator==(const KernelInfo &, const KernelInfo &) = default;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  friend bool operator==(const Dim3 &, const Dim3 &) = default;
+};
+
+/// Launch geometry. `timeoutMs` is the watchdog deadline for this one call
+/// (isolated executor only); 0 takes the executor's default.
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamicSharedBytes = 0; ///< > 48 KiB opts the kernel in automatically
+  uint32_t timeoutMs = 0;
+  friend bool operator==(const LaunchConfig &, const LaunchConfig &) = default;
+};
+
+/// How timeLaunch repeats a launch.
+struct TimingOptions {
+  uint32_t warmupLaunches = 1;
+  uint32_t repetitions = 10;
+  bool flushL2 = true; ///< flushL2() before every timed repetition
+  uint32_t timeoutMs = 0; ///< deadline for the whole timing call (isolated); 0 = default
+  friend bool operator==(const TimingOptions &, const TimingOptions &) = default;
+};
+
+// ---------------------------------------------------------------------------
+// Kernel arguments
+
+/// A kernel's parameter list, packed as the PTX ABI lays out a .param space:
+/// each value at an offset aligned to its own alignment. `bytes` is that image;
+/// `slots` say where each parameter starts, so that an executor can hand the
+/// driver one pointer per parameter (cuLaunchKernel's kernelParams) or check the
+/// buffers a launch touches.
+struct PackedArgs {
+  struct Slot {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+    bool isBuffer = false; ///< a BufferHandle's address (checked for staleness)
+    friend bool operator==(const Slot &, const Slot &) = default;
+  };
+  std::vector<uint8_t> bytes;
+  std::vector<Slot> slots;
+  friend bool operator==(const PackedArgs &, const PackedArgs &) = default;
+};
+
+/// Builds a PackedArgs in parameter order:
+///   KernelArgs().buffer(a).buffer(b).scalar<uint32_t>(n).pack()
+class KernelArgs {
+public:
+  /// A device buffer's address (a .u64 parameter).
+  KernelArgs &buffer(BufferHandle handle);
+  /// A trivially copyable value: integers, floats, small structs.
+  template <typename T> KernelArgs &scalar(const T &value) {
+    static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are copied bytewise");
+    return raw(&value, sizeof(T), alignof(T), false);
+  }
+  /// `size` bytes at `alignment` (a power of two), for .b8 arrays / .align params.
+  KernelArgs &raw(const void *data, size_t size, size_t alignment, bool isBuffer = false);
+
+  const PackedArgs &packed() const { return packed_; }
+  PackedArgs pack() const { return packed_; }
+
+private:
+  PackedArgs packed_;
+};
+
+// ---------------------------------------------------------------------------
+// The interface
+
+class Executor;
+
+/// Owns one device buffer: frees it when destroyed. Freeing a buffer whose
+/// context died (a crashed isolated worker) is a silent no-op.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Executor &executor, BufferHandle handle, uint64_t bytes)
+      : executor_(&executor), handle_(handle), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { reset(); }
+
+  BufferHandle handle() const { return handle_; }
+  uint64_t bytes() const { return bytes_; }
+  explicit operator bool() const { return static_cast<bool>(handle_); }
+  void reset();
+
+private:
+  Executor *executor_ = nullptr;
+  BufferHandle handle_;
+  uint64_t bytes_ = 0;
+};
+
+/// Runs kernels on one device. Not thread-safe: one caller at a time.
+///
+/// Failure contract: after an error of kind Crashed or Timeout every buffer,
+/// module and kernel handle obtained before it is gone (the context died);
+/// using one gives InvalidArgument naming it stale. The caller allocates,
+/// uploads and loads again; the executor itself stays usable (the isolated
+/// executor restarts its worker on the next call).
+class Executor {
+public:
+  virtual ~Executor() = default;
+
+  virtual const DeviceProperties &properties() const = 0;
+
+  virtual Result<BufferHandle> allocate(uint64_t bytes) = 0;
+  virtual Result<void> free(BufferHandle buffer) = 0;
+  /// allocate() wrapped in a DeviceBuffer.
+  Result<DeviceBuffer> allocateBuffer(uint64_t bytes);
+
+  virtual Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) = 0;
+  virtual Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
+  virtual Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) = 0;
+
+  virtual Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) = 0;
+  virtual Result<void> unloadModule(ModuleHandle module) = 0;
+  virtual Result<KernelInfo> getKernel(ModuleHandle module, const std::string &name) = 0;
+
+  /// Launches and waits for the kernel to finish: a fault of the kernel is this
+  /// call's error (Crashed, with the driver's error name).
+  virtual Result<void> launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) = 0;
+  /// Waits for all outstanding work.
+  virtual Result<void> synchronize() = 0;
+  /// Launches `warmupLaunches + repetitions` times; returns the device-event
+  /// elapsed time of each timed repetition in milliseconds.
+  virtual Result<std::vector<float>> timeLaunch(KernelHandle kernel, const LaunchConfig &config,
+                                                const PackedArgs &args, const TimingOptions &options) = 0;
+  /// Evicts the L2 cache (writes a buffer larger than it).
+  virtual Result<void> flushL2() = 0;
+
+  // Typed conveniences over the byte-level calls.
+  template <typename T> Result<void> upload(BufferHandle dst, const std::vector<T> &values) {
+    return copyToDevice(dst, 0, values.data(), values.size() * sizeof(T));
+  }
+  template <typename T> Result<std::vector<T>> download(BufferHandle src, size_t count) {
+    std::vector<T> values(count);
+    Result<void> copied = copyToHost(values.data(), src, 0, count * sizeof(T));
+    if (!copied)
+      return copied.error();
+    return values;
+  }
+};
+
+} // namespace ptxforge::exec

@@ -1,0 +1,450 @@
+// GpuExecutor: Executor over the dlopen'd CUDA driver API. Every driver object
+// (primary context, modules, allocations, events) is owned here and released
+// in the destructor; every driver call is checked and its failure classified.
+#include "exec/GpuExecutor.h"
+
+#include "exec/CudaDriver.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ptxforge::exec {
+
+namespace {
+
+/// Kernel faults leave the context unusable ("sticky" errors): everything in it
+/// is gone and only a new process (or a primary-context reset) recovers.
+bool isStickyError(CUresult result) {
+  switch (result) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+  case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+  case CUDA_ERROR_UNKNOWN:
+    return true;
+  default:
+    return false;
+  }
+}
+
+ExecErrorKind classify(CUresult result, ExecErrorKind fallback) {
+  if (isStickyError(result))
+    return ExecErrorKind::Crashed;
+  switch (result) {
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return ExecErrorKind::OutOfResources;
+  case CUDA_ERROR_OUT_OF_MEMORY: return ExecErrorKind::OutOfMemory;
+  default: return fallback;
+  }
+}
+
+std::string formatDim(const Dim3 &dim) {
+  return "(" + std::to_string(dim.x) + "," + std::to_string(dim.y) + "," + std::to_string(dim.z) + ")";
+}
+
+/// Shared memory a kernel may take without opting in (cuFuncSetAttribute).
+constexpr uint32_t kDefaultDynamicSharedLimit = 48 * 1024;
+
+class GpuExecutor final : public Executor {
+public:
+  GpuExecutor(std::shared_ptr<const CudaDriver> driver, CUdevice device, CUcontext context)
+      : driver_(std::move(driver)), device_(device), context_(context) {}
+  ~GpuExecutor() override;
+
+  Result<void> initialise();
+
+  const DeviceProperties &properties() const override { return properties_; }
+  Result<BufferHandle> allocate(uint64_t bytes) override;
+  Result<void> free(BufferHandle buffer) override;
+  Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) override;
+  Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
+  Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) override;
+  Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) override;
+  Result<void> unloadModule(ModuleHandle module) override;
+  Result<KernelInfo> getKernel(ModuleHandle module, const std::string &name) override;
+  Result<void> launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) override;
+  Result<void> synchronize() override;
+  Result<std::vector<float>> timeLaunch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args,
+                                        const TimingOptions &options) override;
+  Result<void> flushL2() override;
+
+private:
+  struct KernelRecord {
+    CUfunction function = nullptr;
+    uint64_t module = 0;
+    std::string name;
+    uint32_t optedInSharedBytes = 0;
+  };
+
+  /// Turns a failed driver call into an Error; remembers sticky failures.
+  Error fail(CUresult result, ExecErrorKind fallback, const std::string &what);
+  /// The error every call returns once the context is dead.
+  Result<void> checkAlive() const;
+  Result<void> checkRange(BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const;
+  Result<void> launchAsync(KernelRecord &kernel, const LaunchConfig &config, const PackedArgs &args);
+  Result<void> enqueueFlush();
+
+  std::shared_ptr<const CudaDriver> driver_;
+  CUdevice device_;
+  CUcontext context_;
+  DeviceProperties properties_;
+  std::map<CUdeviceptr, uint64_t> allocations_; ///< address -> bytes
+  std::map<uint64_t, CUmodule> modules_;
+  std::map<uint64_t, KernelRecord> kernels_;
+  uint64_t nextId_ = 1;
+  CUevent startEvent_ = nullptr;
+  CUevent stopEvent_ = nullptr;
+  CUdeviceptr flushBuffer_ = 0;
+  uint64_t flushBytes_ = 0;
+  std::string contextLost_; ///< non-empty after a sticky error: what killed it
+};
+
+GpuExecutor::~GpuExecutor() {
+  // After a sticky error these calls fail; there is nothing better to do than
+  // let the driver reclaim everything with the context.
+  for (auto &[address, bytes] : allocations_)
+    driver_->memFree(address);
+  if (flushBuffer_)
+    driver_->memFree(flushBuffer_);
+  for (auto &[id, module] : modules_)
+    driver_->moduleUnload(module);
+  if (startEvent_)
+    driver_->eventDestroy(startEvent_);
+  if (stopEvent_)
+    driver_->eventDestroy(stopEvent_);
+  driver_->primaryCtxRelease(device_);
+}
+
+Error GpuExecutor::fail(CUresult result, ExecErrorKind fallback, const std::string &what) {
+  const ExecErrorKind kind = classify(result, fallback);
+  std::string detail = driver_->describe(result) + " in " + what;
+  if (kind == ExecErrorKind::Crashed) {
+    contextLost_ = detail;
+    detail += "; the CUDA context is lost (sticky error): all buffers, modules and kernels are gone";
+  }
+  return makeExecError(kind, detail);
+}
+
+Result<void> GpuExecutor::checkAlive() const {
+  if (contextLost_.empty())
+    return {};
+  return makeExecError(ExecErrorKind::Crashed, "the CUDA context was lost earlier (" + contextLost_ +
+                                                   "); create a new executor");
+}
+
+Result<void> GpuExecutor::initialise() {
+  CUresult result = driver_->ctxSetCurrent(context_);
+  if (result != CUDA_SUCCESS)
+    return makeExecError(ExecErrorKind::NoDevice, "cuCtxSetCurrent: " + driver_->describe(result));
+
+  char name[256] = {};
+  driver_->deviceGetName(name, sizeof name - 1, device_);
+  properties_.name = name;
+  properties_.backend = "gpu";
+  size_t totalMemory = 0;
+  if (driver_->deviceTotalMem(&totalMemory, device_) == CUDA_SUCCESS)
+    properties_.totalMemoryBytes = totalMemory;
+  driver_->driverGetVersion(&properties_.driverVersion);
+  auto attribute = [&](CUdevice_attribute which) {
+    int value = 0;
+    return driver_->deviceGetAttribute(&value, which, device_) == CUDA_SUCCESS ? value : 0;
+  };
+  properties_.smMajor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  properties_.smMinor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  properties_.multiprocessorCount = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  properties_.clockRateKHz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  properties_.memoryClockRateKHz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  properties_.memoryBusWidthBits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  properties_.l2CacheBytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  properties_.maxThreadsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  properties_.maxSharedBytesPerBlockOptin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  properties_.warpSize = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+
+  if ((result = driver_->eventCreate(&startEvent_, CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuEventCreate");
+  if ((result = driver_->eventCreate(&stopEvent_, CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuEventCreate");
+  return {};
+}
+
+Result<BufferHandle> GpuExecutor::allocate(uint64_t bytes) {
+  if (Result<void> alive = checkAlive(); !alive)
+    return alive.error();
+  if (bytes == 0)
+    return makeExecError(ExecErrorKind::InvalidArgument, "allocate(0): a buffer needs at least one byte");
+  CUdeviceptr address = 0;
+  if (CUresult result = driver_->memAlloc(&address, bytes); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::OutOfMemory, "cuMemAlloc(" + std::to_string(bytes) + " bytes)");
+  allocations_[address] = bytes;
+  return BufferHandle{address};
+}
+
+Result<void> GpuExecutor::free(BufferHandle buffer) {
+  auto found = allocations_.find(buffer.value);
+  if (found == allocations_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "free: unknown buffer handle");
+  allocations_.erase(found);
+  if (CUresult result = driver_->memFree(buffer.value); result != CUDA_SUCCESS && contextLost_.empty())
+    return fail(result, ExecErrorKind::Internal, "cuMemFree");
+  return {};
+}
+
+Result<void> GpuExecutor::checkRange(BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const {
+  auto found = allocations_.find(buffer.value);
+  if (found == allocations_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, std::string(what) + ": unknown or stale buffer handle");
+  if (offset > found->second || bytes > found->second - offset)
+    return makeExecError(ExecErrorKind::InvalidArgument,
+                         std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                             ") exceeds the buffer's " + std::to_string(found->second) + " bytes");
+  return {};
+}
+
+Result<void> GpuExecutor::copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(dst, dstOffset, bytes, "copyToDevice"); !ok)
+    return ok;
+  if (CUresult result = driver_->memcpyHtoD(dst.value + dstOffset, src, bytes); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuMemcpyHtoD");
+  return {};
+}
+
+Result<void> GpuExecutor::copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(src, srcOffset, bytes, "copyToHost"); !ok)
+    return ok;
+  if (CUresult result = driver_->memcpyDtoH(dst, src.value + srcOffset, bytes); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuMemcpyDtoH");
+  return {};
+}
+
+Result<void> GpuExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(dst, dstOffset, bytes, "memset"); !ok)
+    return ok;
+  if (CUresult result = driver_->memsetD8(dst.value + dstOffset, value, bytes); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuMemsetD8");
+  return {};
+}
+
+Result<ModuleHandle> GpuExecutor::loadModule(const std::vector<uint8_t> &image, ModuleFormat format) {
+  if (Result<void> alive = checkAlive(); !alive)
+    return alive.error();
+  if (image.empty())
+    return makeExecError(ExecErrorKind::InvalidArgument, "loadModule: empty image");
+  std::vector<uint8_t> terminated;
+  const void *data = image.data();
+  if (format == ModuleFormat::Ptx && image.back() != 0) {
+    // cuModuleLoadData reads PTX as a NUL-terminated string.
+    terminated = image;
+    terminated.push_back(0);
+    data = terminated.data();
+  }
+  CUmodule module = nullptr;
+  if (CUresult result = driver_->moduleLoadData(&module, data); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::ModuleLoad,
+                std::string("cuModuleLoadData (") + (format == ModuleFormat::Cubin ? "cubin" : "PTX") + ", " +
+                    std::to_string(image.size()) + " bytes)");
+  const uint64_t id = nextId_++;
+  modules_[id] = module;
+  return ModuleHandle{id};
+}
+
+Result<void> GpuExecutor::unloadModule(ModuleHandle module) {
+  auto found = modules_.find(module.value);
+  if (found == modules_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "unloadModule: unknown module handle");
+  for (auto it = kernels_.begin(); it != kernels_.end();)
+    it = it->second.module == module.value ? kernels_.erase(it) : std::next(it);
+  CUresult result = driver_->moduleUnload(found->second);
+  modules_.erase(found);
+  if (result != CUDA_SUCCESS && contextLost_.empty())
+    return fail(result, ExecErrorKind::Internal, "cuModuleUnload");
+  return {};
+}
+
+Result<KernelInfo> GpuExecutor::getKernel(ModuleHandle module, const std::string &name) {
+  if (Result<void> alive = checkAlive(); !alive)
+    return alive.error();
+  auto found = modules_.find(module.value);
+  if (found == modules_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "getKernel: unknown or stale module handle");
+  CUfunction function = nullptr;
+  if (CUresult result = driver_->moduleGetFunction(&function, found->second, name.c_str()); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::ModuleLoad, "cuModuleGetFunction('" + name + "'): no such .entry in the module?");
+  KernelInfo info;
+  auto attribute = [&](CUfunction_attribute which) {
+    int value = 0;
+    return driver_->funcGetAttribute(&value, which, function) == CUDA_SUCCESS ? value : 0;
+  };
+  info.maxThreadsPerBlock = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.registerCount = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  info.staticSharedBytes = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  info.localBytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  const uint64_t id = nextId_++;
+  kernels_[id] = KernelRecord{function, module.value, name, 0};
+  info.handle = KernelHandle{id};
+  return info;
+}
+
+Result<void> GpuExecutor::launchAsync(KernelRecord &kernel, const LaunchConfig &config, const PackedArgs &args) {
+  for (size_t index = 0; index < args.slots.size(); ++index) {
+    const PackedArgs::Slot &slot = args.slots[index];
+    if (slot.offset + uint64_t(slot.size) > args.bytes.size())
+      return makeExecError(ExecErrorKind::InvalidArgument, "argument " + std::to_string(index) + " lies outside the packed bytes");
+    if (slot.isBuffer) {
+      uint64_t address = 0;
+      std::memcpy(&address, args.bytes.data() + slot.offset, sizeof address);
+      if (!allocations_.count(address))
+        return makeExecError(ExecErrorKind::InvalidArgument,
+                             "argument " + std::to_string(index) + " of '" + kernel.name +
+                                 "' is not a live buffer (freed, or lost with a crashed context)");
+    }
+  }
+  // Above 48 KiB of dynamic shared memory a kernel must opt in; the driver
+  // refuses more than the device's opt-in maximum with CUDA_ERROR_INVALID_VALUE.
+  if (config.dynamicSharedBytes > kDefaultDynamicSharedLimit && config.dynamicSharedBytes > kernel.optedInSharedBytes) {
+    if (CUresult result = driver_->funcSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(config.dynamicSharedBytes));
+        result != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::LaunchError,
+                  "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(config.dynamicSharedBytes) +
+                      ") for '" + kernel.name + "' (device opt-in maximum " +
+                      std::to_string(properties_.maxSharedBytesPerBlockOptin) + " bytes)");
+    kernel.optedInSharedBytes = config.dynamicSharedBytes;
+  }
+  std::vector<uint8_t> storage = args.bytes; // the driver reads through non-const pointers
+  std::vector<void *> parameters;
+  parameters.reserve(args.slots.size());
+  for (const PackedArgs::Slot &slot : args.slots)
+    parameters.push_back(storage.data() + slot.offset);
+  CUresult result = driver_->launchKernel(kernel.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                                          config.block.y, config.block.z, config.dynamicSharedBytes, nullptr,
+                                          parameters.empty() ? nullptr : parameters.data(), nullptr);
+  if (result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::LaunchError,
+                "cuLaunchKernel('" + kernel.name + "', grid=" + formatDim(config.grid) +
+                    ", block=" + formatDim(config.block) + ", dynamic smem=" + std::to_string(config.dynamicSharedBytes) + ")");
+  return {};
+}
+
+Result<void> GpuExecutor::launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  auto found = kernels_.find(kernel.value);
+  if (found == kernels_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "launch: unknown or stale kernel handle");
+  if (Result<void> ok = launchAsync(found->second, config, args); !ok)
+    return ok;
+  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after launching '" + found->second.name + "'");
+  return {};
+}
+
+Result<void> GpuExecutor::synchronize() {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize");
+  return {};
+}
+
+Result<void> GpuExecutor::enqueueFlush() {
+  if (!flushBuffer_) {
+    // Twice the L2 so that no line of the kernel's data survives, whatever the
+    // replacement policy; 64 MiB when the driver does not report the size.
+    flushBytes_ = properties_.l2CacheBytes > 0 ? 2ull * properties_.l2CacheBytes : 64ull << 20;
+    if (CUresult result = driver_->memAlloc(&flushBuffer_, flushBytes_); result != CUDA_SUCCESS) {
+      flushBuffer_ = 0;
+      return fail(result, ExecErrorKind::OutOfMemory, "cuMemAlloc of the L2 flush buffer");
+    }
+  }
+  if (CUresult result = driver_->memsetD8(flushBuffer_, 0x5a, flushBytes_); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuMemsetD8 (L2 flush)");
+  return {};
+}
+
+Result<void> GpuExecutor::flushL2() {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = enqueueFlush(); !ok)
+    return ok;
+  return synchronize();
+}
+
+Result<std::vector<float>> GpuExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
+                                                   const PackedArgs &args, const TimingOptions &options) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok.error();
+  auto found = kernels_.find(kernel.value);
+  if (found == kernels_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "timeLaunch: unknown or stale kernel handle");
+  KernelRecord &record = found->second;
+  for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup)
+    if (Result<void> ok = launchAsync(record, config, args); !ok)
+      return ok.error();
+  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after warm-up launches of '" + record.name + "'");
+
+  std::vector<float> milliseconds;
+  milliseconds.reserve(options.repetitions);
+  for (uint32_t repetition = 0; repetition < options.repetitions; ++repetition) {
+    if (options.flushL2)
+      if (Result<void> ok = enqueueFlush(); !ok)
+        return ok.error();
+    CUresult result = driver_->eventRecord(startEvent_, nullptr);
+    if (result != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
+    if (Result<void> ok = launchAsync(record, config, args); !ok)
+      return ok.error();
+    if ((result = driver_->eventRecord(stopEvent_, nullptr)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
+    if ((result = driver_->eventSynchronize(stopEvent_)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed launch of '" + record.name + "'");
+    float elapsed = 0;
+    if ((result = driver_->eventElapsedTime(&elapsed, startEvent_, stopEvent_)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventElapsedTime");
+    milliseconds.push_back(elapsed);
+  }
+  return milliseconds;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Executor>> createGpuExecutor(int ordinal) {
+  Result<std::shared_ptr<const CudaDriver>> loaded = CudaDriver::load();
+  if (!loaded)
+    return loaded.error();
+  std::shared_ptr<const CudaDriver> driver = *loaded;
+  if (CUresult result = driver->init(0); result != CUDA_SUCCESS)
+    return makeExecError(ExecErrorKind::NoDevice, "cuInit failed: " + driver->describe(result));
+  int count = 0;
+  if (CUresult result = driver->deviceGetCount(&count); result != CUDA_SUCCESS)
+    return makeExecError(ExecErrorKind::NoDevice, "cuDeviceGetCount failed: " + driver->describe(result));
+  if (ordinal < 0 || ordinal >= count)
+    return makeExecError(ExecErrorKind::NoDevice, "device " + std::to_string(ordinal) + " requested, the driver sees " +
+                                                      std::to_string(count));
+  CUdevice device = 0;
+  if (CUresult result = driver->deviceGet(&device, ordinal); result != CUDA_SUCCESS)
+    return makeExecError(ExecErrorKind::NoDevice, "cuDeviceGet: " + driver->describe(result));
+  CUcontext context = nullptr;
+  if (CUresult result = driver->primaryCtxRetain(&context, device); result != CUDA_SUCCESS)
+    return makeExecError(ExecErrorKind::NoDevice, "cuDevicePrimaryCtxRetain: " + driver->describe(result));
+  // From here the executor owns the retained context and releases it.
+  auto executor = std::make_unique<GpuExecutor>(driver, device, context);
+  if (Result<void> ok = executor->initialise(); !ok)
+    return ok.error();
+  return std::unique_ptr<Executor>(std::move(executor));
+}
+
+} // namespace ptxforge::exec

@@ -1,0 +1,447 @@
+// IsolatedExecutor: the parent side of the worker protocol — spawning, the
+// watchdog, restarts, and the handle bookkeeping that survives a dead worker.
+#include "exec/IsolatedExecutor.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+extern char **environ;
+
+namespace ptxforge::exec {
+
+using protocol::Op;
+using protocol::Request;
+using protocol::Response;
+
+namespace {
+
+bool isExecutable(const std::string &path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+/// An Error of `kind` whose message is exactly `message` (already prefixed by
+/// the worker's makeExecError).
+Error errorFromWorker(ExecErrorKind kind, const std::string &message) {
+  Error error = makeExecError(kind, "");
+  error.message = message;
+  return error;
+}
+
+constexpr const char *kLostHandles =
+    "; the worker's CUDA context is gone with it: its buffers, modules and kernels are lost — "
+    "allocate, upload and load again (the next call starts a fresh worker)";
+
+} // namespace
+
+std::string findWorker(const IsolatedOptions &options) {
+  if (!options.workerPath.empty())
+    return isExecutable(options.workerPath) ? options.workerPath : "";
+  if (const char *fromEnvironment = std::getenv("PTXFORGE_EXEC_WORKER"); fromEnvironment && *fromEnvironment)
+    return isExecutable(fromEnvironment) ? fromEnvironment : "";
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::string beside = (self.parent_path() / "ptxforge_exec_worker").string();
+    if (isExecutable(beside))
+      return beside;
+  }
+#ifdef PTXFORGE_EXEC_WORKER_BUILD_PATH
+  if (isExecutable(PTXFORGE_EXEC_WORKER_BUILD_PATH))
+    return PTXFORGE_EXEC_WORKER_BUILD_PATH;
+#endif
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// WorkerProcess
+
+Result<void> WorkerProcess::ensureStarted() {
+  if (running())
+    return {};
+  const std::string path = findWorker(options_);
+  if (path.empty())
+    return makeExecError(ExecErrorKind::Internal,
+                         "ptxforge_exec_worker not found (set PTXFORGE_EXEC_WORKER or IsolatedOptions::workerPath)");
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+    return makeExecError(ExecErrorKind::Internal, std::string("socketpair: ") + std::strerror(errno));
+  // The child gets its end as fd 3 (dup2 clears close-on-exec); every other
+  // descriptor of ours, the parent's end included, closes on exec.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
+  const std::string deviceArgument = "--device=" + std::to_string(options_.deviceOrdinal);
+  std::vector<std::string> arguments = {path, "--fd=3", deviceArgument};
+  std::vector<char *> argv;
+  for (std::string &argument : arguments)
+    argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  pid_t child = -1;
+  const int spawnError = ::posix_spawn(&child, path.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(sockets[1]);
+  if (spawnError != 0) {
+    ::close(sockets[0]);
+    return makeExecError(ExecErrorKind::Internal, "posix_spawn(" + path + "): " + std::strerror(spawnError));
+  }
+  pid_ = child;
+  socket_ = sockets[0];
+  ++starts_;
+  return {};
+}
+
+std::string WorkerProcess::reap() {
+  std::string how = "the worker process ended";
+  if (pid_ > 0) {
+    int status = 0;
+    pid_t result;
+    do
+      result = ::waitpid(pid_, &status, 0);
+    while (result < 0 && errno == EINTR);
+    if (result == pid_) {
+      if (WIFSIGNALED(status))
+        how = "the worker process (pid " + std::to_string(pid_) + ") was killed by signal " +
+              std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+      else if (WIFEXITED(status))
+        how = "the worker process (pid " + std::to_string(pid_) + ") exited with status " +
+              std::to_string(WEXITSTATUS(status));
+    }
+  }
+  if (socket_ >= 0)
+    ::close(socket_);
+  socket_ = -1;
+  pid_ = -1;
+  return how;
+}
+
+void WorkerProcess::stop() {
+  if (pid_ > 0)
+    ::kill(pid_, SIGKILL); // only our own child, by its id
+  if (pid_ > 0 || socket_ >= 0)
+    reap();
+}
+
+Result<Response> WorkerProcess::call(const Request &request, uint32_t timeoutMs) {
+  if (Result<void> started = ensureStarted(); !started)
+    return started.error();
+  const char *operation = protocol::opName(request.op);
+  if (Result<void> sent = protocol::writeFrame(socket_, protocol::encode(request)); !sent) {
+    // The child closed its end: it died (or is dying); find out how.
+    ::kill(pid_, SIGKILL);
+    return makeExecError(ExecErrorKind::Crashed,
+                         std::string("'") + operation + "' could not be sent: " + reap() + kLostHandles);
+  }
+  Result<std::vector<uint8_t>> payload = protocol::readFrame(socket_, static_cast<int>(std::min<uint32_t>(timeoutMs, INT_MAX)));
+  if (!payload) {
+    const ExecErrorKind kind = execErrorKindOf(payload.error());
+    if (kind == ExecErrorKind::Timeout) {
+      // The watchdog: a kernel that never ends (or a wedged driver call) is
+      // stopped by killing the process; the driver tears the context down.
+      const pid_t victim = pid_;
+      stop();
+      return makeExecError(ExecErrorKind::Timeout, std::string("'") + operation + "' did not finish within " +
+                                                       std::to_string(timeoutMs) + " ms; the watchdog killed worker pid " +
+                                                       std::to_string(victim) + kLostHandles);
+    }
+    if (kind == ExecErrorKind::Crashed)
+      return makeExecError(ExecErrorKind::Crashed,
+                           std::string("during '") + operation + "' " + reap() + kLostHandles);
+    stop();
+    return makeExecError(ExecErrorKind::Internal, std::string("during '") + operation + "': " +
+                                                      payload.error().message + "; worker stopped");
+  }
+  Result<Response> response = protocol::decodeResponse(*payload);
+  if (!response) {
+    stop();
+    return response.error();
+  }
+  if (response->status == ExecErrorKind::Crashed) {
+    // A sticky error: the child's context is dead. It exits by itself after
+    // answering; make sure of it and reap it.
+    stop();
+    response->message += " (worker stopped; the next call starts a fresh one)";
+  }
+  return response;
+}
+
+// ---------------------------------------------------------------------------
+// IsolatedExecutor
+
+Result<std::unique_ptr<IsolatedExecutor>> IsolatedExecutor::create(const IsolatedOptions &options) {
+  std::unique_ptr<IsolatedExecutor> executor(new IsolatedExecutor(options));
+  if (Result<void> started = executor->startWorker(); !started)
+    return started.error();
+  return executor;
+}
+
+Result<std::unique_ptr<Executor>> createIsolatedExecutor(const IsolatedOptions &options) {
+  Result<std::unique_ptr<IsolatedExecutor>> created = IsolatedExecutor::create(options);
+  if (!created)
+    return created.error();
+  return std::unique_ptr<Executor>(std::move(*created));
+}
+
+Result<void> IsolatedExecutor::startWorker() {
+  Request hello;
+  hello.op = Op::Hello;
+  Result<Response> answer = worker_.call(hello, options_.startTimeoutMs);
+  if (!answer)
+    return answer.error();
+  if (answer->status != ExecErrorKind::None) {
+    worker_.stop();
+    return errorFromWorker(answer->status, answer->message);
+  }
+  properties_ = answer->properties;
+  properties_.backend = "isolated-gpu";
+  return {};
+}
+
+Result<Response> IsolatedExecutor::call(const Request &request, uint32_t timeoutMs) {
+  if (!worker_.running()) {
+    if (Result<void> started = startWorker(); !started)
+      return started.error();
+  }
+  Result<Response> answer = worker_.call(request, timeoutMs);
+  if (!worker_.running()) {
+    // Everything the dead worker held is gone; ids handed out so far become
+    // stale, and are named so if used again.
+    buffers_.clear();
+    bufferBytes_.clear();
+    modules_.clear();
+    kernels_.clear();
+    firstIdOfWorker_ = nextId_;
+    lastLoss_ = !answer ? answer.error().message : answer->message;
+  }
+  if (!answer)
+    return answer.error();
+  if (answer->status != ExecErrorKind::None)
+    return errorFromWorker(answer->status, answer->message);
+  return answer;
+}
+
+Result<uint64_t> IsolatedExecutor::remote(const std::map<uint64_t, uint64_t> &live, uint64_t id,
+                                          const char *what) const {
+  auto found = live.find(id);
+  if (found != live.end())
+    return found->second;
+  if (id != 0 && id < firstIdOfWorker_)
+    return makeExecError(ExecErrorKind::InvalidArgument,
+                         std::string("stale ") + what + " handle: it was lost when the worker died (" + lastLoss_ + ")");
+  return makeExecError(ExecErrorKind::InvalidArgument, std::string("unknown ") + what + " handle");
+}
+
+Result<PackedArgs> IsolatedExecutor::translate(const PackedArgs &args) const {
+  PackedArgs translated = args;
+  for (size_t index = 0; index < args.slots.size(); ++index) {
+    const PackedArgs::Slot &slot = args.slots[index];
+    if (!slot.isBuffer)
+      continue;
+    if (slot.size != sizeof(uint64_t) || slot.offset + uint64_t(slot.size) > args.bytes.size())
+      return makeExecError(ExecErrorKind::InvalidArgument, "argument " + std::to_string(index) + ": malformed buffer slot");
+    uint64_t id = 0;
+    std::memcpy(&id, args.bytes.data() + slot.offset, sizeof id);
+    Result<uint64_t> address = remote(buffers_, id, "buffer");
+    if (!address)
+      return makeExecError(ExecErrorKind::InvalidArgument,
+                           "argument " + std::to_string(index) + ": " + address.error().message);
+    std::memcpy(translated.bytes.data() + slot.offset, &*address, sizeof(uint64_t));
+  }
+  return translated;
+}
+
+Result<BufferHandle> IsolatedExecutor::allocate(uint64_t bytes) {
+  Request request;
+  request.op = Op::Allocate;
+  request.bytes = bytes;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  const uint64_t id = nextId_++;
+  buffers_[id] = answer->handle;
+  bufferBytes_[id] = bytes;
+  return BufferHandle{id};
+}
+
+Result<void> IsolatedExecutor::free(BufferHandle buffer) {
+  if (buffer.value != 0 && buffer.value < firstIdOfWorker_ && !buffers_.count(buffer.value))
+    return {}; // lost with a dead worker: nothing left to free
+  Result<uint64_t> address = remote(buffers_, buffer.value, "buffer");
+  if (!address)
+    return address.error();
+  buffers_.erase(buffer.value);
+  bufferBytes_.erase(buffer.value);
+  Request request;
+  request.op = Op::Free;
+  request.handle = *address;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<void> IsolatedExecutor::copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) {
+  Result<uint64_t> address = remote(buffers_, dst.value, "buffer");
+  if (!address)
+    return address.error();
+  Request request;
+  request.op = Op::CopyToDevice;
+  request.handle = *address;
+  request.offset = dstOffset;
+  request.bytes = bytes;
+  const auto *raw = static_cast<const uint8_t *>(src);
+  request.data.assign(raw, raw + bytes);
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<void> IsolatedExecutor::copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
+  Result<uint64_t> address = remote(buffers_, src.value, "buffer");
+  if (!address)
+    return address.error();
+  Request request;
+  request.op = Op::CopyToHost;
+  request.handle = *address;
+  request.offset = srcOffset;
+  request.bytes = bytes;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  if (answer->data.size() != bytes)
+    return makeExecError(ExecErrorKind::Internal, "copyToHost: the worker sent " + std::to_string(answer->data.size()) +
+                                                      " bytes for " + std::to_string(bytes));
+  if (bytes != 0)
+    std::memcpy(dst, answer->data.data(), bytes);
+  return {};
+}
+
+Result<void> IsolatedExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) {
+  Result<uint64_t> address = remote(buffers_, dst.value, "buffer");
+  if (!address)
+    return address.error();
+  Request request;
+  request.op = Op::Memset;
+  request.handle = *address;
+  request.offset = dstOffset;
+  request.value = value;
+  request.bytes = bytes;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<ModuleHandle> IsolatedExecutor::loadModule(const std::vector<uint8_t> &image, ModuleFormat format) {
+  Request request;
+  request.op = Op::LoadModule;
+  request.format = format;
+  request.data = image;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  const uint64_t id = nextId_++;
+  modules_[id] = answer->handle;
+  return ModuleHandle{id};
+}
+
+Result<void> IsolatedExecutor::unloadModule(ModuleHandle module) {
+  if (module.value != 0 && module.value < firstIdOfWorker_ && !modules_.count(module.value))
+    return {};
+  Result<uint64_t> remoteModule = remote(modules_, module.value, "module");
+  if (!remoteModule)
+    return remoteModule.error();
+  modules_.erase(module.value);
+  Request request;
+  request.op = Op::UnloadModule;
+  request.handle = *remoteModule;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<KernelInfo> IsolatedExecutor::getKernel(ModuleHandle module, const std::string &name) {
+  Result<uint64_t> remoteModule = remote(modules_, module.value, "module");
+  if (!remoteModule)
+    return remoteModule.error();
+  Request request;
+  request.op = Op::GetKernel;
+  request.handle = *remoteModule;
+  request.name = name;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  KernelInfo info = answer->kernel;
+  const uint64_t id = nextId_++;
+  kernels_[id] = info.handle.value;
+  info.handle = KernelHandle{id};
+  return info;
+}
+
+Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) {
+  Result<uint64_t> remoteKernel = remote(kernels_, kernel.value, "kernel");
+  if (!remoteKernel)
+    return remoteKernel.error();
+  Result<PackedArgs> translated = translate(args);
+  if (!translated)
+    return translated.error();
+  Request request;
+  request.op = Op::Launch;
+  request.handle = *remoteKernel;
+  request.config = config;
+  request.args = std::move(*translated);
+  Result<Response> answer = call(request, deadline(config.timeoutMs));
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<void> IsolatedExecutor::synchronize() {
+  if (!worker_.running())
+    return {}; // nothing outstanding in a worker that does not exist yet
+  Request request;
+  request.op = Op::Synchronize;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
+                                                        const PackedArgs &args, const TimingOptions &options) {
+  Result<uint64_t> remoteKernel = remote(kernels_, kernel.value, "kernel");
+  if (!remoteKernel)
+    return remoteKernel.error();
+  Result<PackedArgs> translated = translate(args);
+  if (!translated)
+    return translated.error();
+  Request request;
+  request.op = Op::TimeLaunch;
+  request.handle = *remoteKernel;
+  request.config = config;
+  request.args = std::move(*translated);
+  request.timing = options;
+  Result<Response> answer = call(request, deadline(options.timeoutMs));
+  if (!answer)
+    return answer.error();
+  return std::move(answer->timings);
+}
+
+Result<void> IsolatedExecutor::flushL2() {
+  Request request;
+  request.op = Op::FlushL2;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+} // namespace ptxforge::exec

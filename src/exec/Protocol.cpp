@@ -1,0 +1,358 @@
+// Protocol: encoding, decoding and framed socket I/O of worker messages.
+#include "exec/Protocol.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <type_traits>
+
+namespace ptxforge::exec::protocol {
+
+const char *opName(Op op) {
+  switch (op) {
+  case Op::Hello: return "hello";
+  case Op::Allocate: return "allocate";
+  case Op::Free: return "free";
+  case Op::CopyToDevice: return "copy-to-device";
+  case Op::CopyToHost: return "copy-to-host";
+  case Op::Memset: return "memset";
+  case Op::LoadModule: return "load-module";
+  case Op::UnloadModule: return "unload-module";
+  case Op::GetKernel: return "get-kernel";
+  case Op::Launch: return "launch";
+  case Op::Synchronize: return "synchronize";
+  case Op::TimeLaunch: return "time-launch";
+  case Op::FlushL2: return "flush-l2";
+  case Op::TestSleep: return "test-sleep";
+  case Op::TestExit: return "test-exit";
+  }
+  return "unknown";
+}
+
+namespace {
+
+class Writer {
+public:
+  template <typename T> void put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto *raw = reinterpret_cast<const uint8_t *>(&value);
+    out_.insert(out_.end(), raw, raw + sizeof(T));
+  }
+  void putBytes(const void *data, uint64_t size) {
+    put<uint64_t>(size);
+    const auto *raw = static_cast<const uint8_t *>(data);
+    out_.insert(out_.end(), raw, raw + size);
+  }
+  void putString(const std::string &text) { putBytes(text.data(), text.size()); }
+  void putDim(const Dim3 &dim) {
+    put(dim.x);
+    put(dim.y);
+    put(dim.z);
+  }
+  std::vector<uint8_t> take() { return std::move(out_); }
+
+private:
+  std::vector<uint8_t> out_;
+};
+
+/// Reads fields back; the first overrun sets `failed` and yields zeros, so a
+/// decoder reads every field unconditionally and checks once at the end.
+class Reader {
+public:
+  explicit Reader(const std::vector<uint8_t> &in) : in_(in) {}
+  template <typename T> T get() {
+    T value{};
+    if (!take(sizeof(T)))
+      return value;
+    std::memcpy(&value, in_.data() + position_ - sizeof(T), sizeof(T));
+    return value;
+  }
+  std::vector<uint8_t> getBytes() {
+    const uint64_t size = get<uint64_t>();
+    if (size > in_.size() - position_ || !take(size))
+      return fail(), std::vector<uint8_t>{};
+    return std::vector<uint8_t>(in_.begin() + (position_ - size), in_.begin() + position_);
+  }
+  std::string getString() {
+    std::vector<uint8_t> raw = getBytes();
+    return std::string(raw.begin(), raw.end());
+  }
+  Dim3 getDim() {
+    Dim3 dim;
+    dim.x = get<uint32_t>();
+    dim.y = get<uint32_t>();
+    dim.z = get<uint32_t>();
+    return dim;
+  }
+  /// A u32 element count, rejected when it could not fit in what is left.
+  uint32_t getCount(size_t elementBytes) {
+    const uint32_t count = get<uint32_t>();
+    if (uint64_t(count) * elementBytes > in_.size() - position_)
+      return fail(), 0;
+    return count;
+  }
+  void fail() { failed_ = true; }
+  Result<void> finish(const char *what) const {
+    if (failed_)
+      return makeExecError(ExecErrorKind::Internal, std::string("protocol: truncated or malformed ") + what);
+    if (position_ != in_.size())
+      return makeExecError(ExecErrorKind::Internal, std::string("protocol: trailing bytes after ") + what);
+    return {};
+  }
+
+private:
+  bool take(uint64_t size) {
+    if (failed_ || size > in_.size() - position_) {
+      failed_ = true;
+      return false;
+    }
+    position_ += size;
+    return true;
+  }
+  const std::vector<uint8_t> &in_;
+  size_t position_ = 0;
+  bool failed_ = false;
+};
+
+void putConfig(Writer &writer, const LaunchConfig &config) {
+  writer.putDim(config.grid);
+  writer.putDim(config.block);
+  writer.put(config.dynamicSharedBytes);
+  writer.put(config.timeoutMs);
+}
+LaunchConfig getConfig(Reader &reader) {
+  LaunchConfig config;
+  config.grid = reader.getDim();
+  config.block = reader.getDim();
+  config.dynamicSharedBytes = reader.get<uint32_t>();
+  config.timeoutMs = reader.get<uint32_t>();
+  return config;
+}
+
+bool validOp(uint8_t raw) {
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::FlushL2)) || raw == uint8_t(Op::TestSleep) ||
+         raw == uint8_t(Op::TestExit);
+}
+
+} // namespace
+
+std::vector<uint8_t> encode(const Request &request) {
+  Writer writer;
+  writer.put(static_cast<uint8_t>(request.op));
+  writer.put(request.handle);
+  writer.put(request.offset);
+  writer.put(request.bytes);
+  writer.put(request.value);
+  writer.put(static_cast<uint8_t>(request.format));
+  writer.putString(request.name);
+  writer.putBytes(request.data.data(), request.data.size());
+  putConfig(writer, request.config);
+  writer.putBytes(request.args.bytes.data(), request.args.bytes.size());
+  writer.put(static_cast<uint32_t>(request.args.slots.size()));
+  for (const PackedArgs::Slot &slot : request.args.slots) {
+    writer.put(slot.offset);
+    writer.put(slot.size);
+    writer.put(static_cast<uint8_t>(slot.isBuffer));
+  }
+  writer.put(request.timing.warmupLaunches);
+  writer.put(request.timing.repetitions);
+  writer.put(static_cast<uint8_t>(request.timing.flushL2));
+  writer.put(request.timing.timeoutMs);
+  return writer.take();
+}
+
+Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
+  Reader reader(payload);
+  Request request;
+  const uint8_t op = reader.get<uint8_t>();
+  if (!validOp(op))
+    reader.fail();
+  request.op = static_cast<Op>(op);
+  request.handle = reader.get<uint64_t>();
+  request.offset = reader.get<uint64_t>();
+  request.bytes = reader.get<uint64_t>();
+  request.value = reader.get<uint32_t>();
+  const uint8_t format = reader.get<uint8_t>();
+  if (format > uint8_t(ModuleFormat::Ptx))
+    reader.fail();
+  request.format = static_cast<ModuleFormat>(format);
+  request.name = reader.getString();
+  request.data = reader.getBytes();
+  request.config = getConfig(reader);
+  request.args.bytes = reader.getBytes();
+  const uint32_t slotCount = reader.getCount(9);
+  for (uint32_t index = 0; index < slotCount; ++index) {
+    PackedArgs::Slot slot;
+    slot.offset = reader.get<uint32_t>();
+    slot.size = reader.get<uint32_t>();
+    slot.isBuffer = reader.get<uint8_t>() != 0;
+    request.args.slots.push_back(slot);
+  }
+  request.timing.warmupLaunches = reader.get<uint32_t>();
+  request.timing.repetitions = reader.get<uint32_t>();
+  request.timing.flushL2 = reader.get<uint8_t>() != 0;
+  request.timing.timeoutMs = reader.get<uint32_t>();
+  if (Result<void> ok = reader.finish("request"); !ok)
+    return ok.error();
+  return request;
+}
+
+std::vector<uint8_t> encode(const Response &response) {
+  Writer writer;
+  writer.put(static_cast<uint8_t>(response.status));
+  writer.putString(response.message);
+  writer.put(response.handle);
+  writer.putBytes(response.data.data(), response.data.size());
+  writer.put(static_cast<uint32_t>(response.timings.size()));
+  for (float timing : response.timings)
+    writer.put(timing);
+  const KernelInfo &kernel = response.kernel;
+  writer.put(kernel.handle.value);
+  writer.put(kernel.maxThreadsPerBlock);
+  writer.put(kernel.registerCount);
+  writer.put(kernel.staticSharedBytes);
+  writer.put(kernel.localBytes);
+  const DeviceProperties &properties = response.properties;
+  writer.putString(properties.name);
+  writer.put(properties.smMajor);
+  writer.put(properties.smMinor);
+  writer.put(properties.totalMemoryBytes);
+  writer.put(properties.multiprocessorCount);
+  writer.put(properties.clockRateKHz);
+  writer.put(properties.memoryClockRateKHz);
+  writer.put(properties.memoryBusWidthBits);
+  writer.put(properties.l2CacheBytes);
+  writer.put(properties.maxThreadsPerBlock);
+  writer.put(properties.maxSharedBytesPerBlockOptin);
+  writer.put(properties.warpSize);
+  writer.put(properties.driverVersion);
+  writer.putString(properties.backend);
+  return writer.take();
+}
+
+Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
+  Reader reader(payload);
+  Response response;
+  const uint8_t status = reader.get<uint8_t>();
+  if (status > uint8_t(ExecErrorKind::Internal))
+    reader.fail();
+  response.status = static_cast<ExecErrorKind>(status);
+  response.message = reader.getString();
+  response.handle = reader.get<uint64_t>();
+  response.data = reader.getBytes();
+  const uint32_t timingCount = reader.getCount(sizeof(float));
+  for (uint32_t index = 0; index < timingCount; ++index)
+    response.timings.push_back(reader.get<float>());
+  KernelInfo &kernel = response.kernel;
+  kernel.handle.value = reader.get<uint64_t>();
+  kernel.maxThreadsPerBlock = reader.get<int>();
+  kernel.registerCount = reader.get<int>();
+  kernel.staticSharedBytes = reader.get<int>();
+  kernel.localBytes = reader.get<int>();
+  DeviceProperties &properties = response.properties;
+  properties.name = reader.getString();
+  properties.smMajor = reader.get<int>();
+  properties.smMinor = reader.get<int>();
+  properties.totalMemoryBytes = reader.get<uint64_t>();
+  properties.multiprocessorCount = reader.get<int>();
+  properties.clockRateKHz = reader.get<int>();
+  properties.memoryClockRateKHz = reader.get<int>();
+  properties.memoryBusWidthBits = reader.get<int>();
+  properties.l2CacheBytes = reader.get<int>();
+  properties.maxThreadsPerBlock = reader.get<int>();
+  properties.maxSharedBytesPerBlockOptin = reader.get<int>();
+  properties.warpSize = reader.get<int>();
+  properties.driverVersion = reader.get<int>();
+  properties.backend = reader.getString();
+  if (Result<void> ok = reader.finish("response"); !ok)
+    return ok.error();
+  return response;
+}
+
+namespace {
+
+Result<void> writeAll(int fd, const uint8_t *data, size_t size) {
+  while (size > 0) {
+    // send() with MSG_NOSIGNAL: a dead peer is an EPIPE error, not a SIGPIPE
+    // that would kill the parent.
+    ssize_t written = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (written < 0) {
+      if (errno == EINTR)
+        continue;
+      const ExecErrorKind kind = (errno == EPIPE || errno == ECONNRESET) ? ExecErrorKind::Crashed : ExecErrorKind::Internal;
+      return makeExecError(kind, std::string("protocol: send failed: ") + std::strerror(errno));
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+  }
+  return {};
+}
+
+/// Reads exactly `size` bytes before `deadline` (steady clock; max() = none).
+Result<void> readAll(int fd, uint8_t *data, size_t size, std::chrono::steady_clock::time_point deadline, bool forever) {
+  while (size > 0) {
+    int waitMs = -1;
+    if (!forever) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        return makeExecError(ExecErrorKind::Timeout, "deadline passed");
+      waitMs = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
+    }
+    pollfd descriptor{fd, POLLIN, 0};
+    int ready = ::poll(&descriptor, 1, waitMs);
+    if (ready < 0) {
+      if (errno == EINTR)
+        continue;
+      return makeExecError(ExecErrorKind::Internal, std::string("protocol: poll failed: ") + std::strerror(errno));
+    }
+    if (ready == 0)
+      continue; // the deadline check above decides
+    ssize_t got = ::read(fd, data, size);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN)
+        continue;
+      if (errno == ECONNRESET)
+        return makeExecError(ExecErrorKind::Crashed, "connection closed");
+      return makeExecError(ExecErrorKind::Internal, std::string("protocol: read failed: ") + std::strerror(errno));
+    }
+    if (got == 0)
+      return makeExecError(ExecErrorKind::Crashed, "connection closed");
+    data += got;
+    size -= static_cast<size_t>(got);
+  }
+  return {};
+}
+
+} // namespace
+
+Result<void> writeFrame(int fd, const std::vector<uint8_t> &payload) {
+  if (payload.size() > kMaxFrameBytes)
+    return makeExecError(ExecErrorKind::InvalidArgument,
+                         "protocol: message of " + std::to_string(payload.size()) + " bytes exceeds the 2 GiB frame limit");
+  uint32_t header[2] = {kFrameMagic, static_cast<uint32_t>(payload.size())};
+  if (Result<void> ok = writeAll(fd, reinterpret_cast<const uint8_t *>(header), sizeof header); !ok)
+    return ok;
+  return writeAll(fd, payload.data(), payload.size());
+}
+
+Result<std::vector<uint8_t>> readFrame(int fd, int deadlineMs) {
+  const bool forever = deadlineMs < 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(forever ? 0 : deadlineMs);
+  uint32_t header[2] = {0, 0};
+  if (Result<void> ok = readAll(fd, reinterpret_cast<uint8_t *>(header), sizeof header, deadline, forever); !ok)
+    return ok.error();
+  if (header[0] != kFrameMagic)
+    return makeExecError(ExecErrorKind::Internal, "protocol: bad frame magic (not a ptxforge worker?)");
+  if (header[1] > kMaxFrameBytes)
+    return makeExecError(ExecErrorKind::Internal, "protocol: frame length " + std::to_string(header[1]) + " too large");
+  std::vector<uint8_t> payload(header[1]);
+  if (Result<void> ok = readAll(fd, payload.data(), payload.size(), deadline, forever); !ok)
+    return ok.error();
+  return payload;
+}
+
+} // namespace ptxforge::exec::protocol
