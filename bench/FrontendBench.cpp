@@ -4,6 +4,7 @@
 //
 //   ptxforge_bench --manifest build/tests/corpus/corpus_manifest.tsv
 //       --json docs/results/frontend-bench.json [--lint-reps 21] [--compile-reps 7] [--compile-files 12]
+//       [--extra examples/saxpy.ptx]
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"
 #include "toolchain/Compiler.h"
@@ -85,6 +86,8 @@ int main(int argc, char **argv) {
   app.add_option("--lint-reps", lintReps, "Repetitions per file for parse+lint")->check(CLI::Range(1, 1000));
   app.add_option("--compile-reps", compileReps, "Repetitions per file and backend for compile")->check(CLI::Range(1, 100));
   app.add_option("--compile-files", compileFiles, "How many files to compile (spread over the set)")->check(CLI::Range(1, 10000));
+  std::vector<std::string> extraFiles;
+  app.add_option("--extra", extraFiles, "Further PTX files to compile first (e.g. a small single kernel)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Sample> samples = readManifest(manifestPath);
@@ -116,9 +119,22 @@ int main(int argc, char **argv) {
   // Compile: the same files through both backends, interleaved per repetition
   // so drift affects both alike. The first nvJitLink call of the process pays
   // library initialization; one warm-up compile runs before timing.
+  std::vector<Sample> extras;
+  for (const std::string &path : extraFiles) {
+    std::ifstream input(path);
+    if (!input) {
+      fmt::print(stderr, "cannot read {}\n", path);
+      return 2;
+    }
+    std::ostringstream text;
+    text << input.rdbuf();
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    extras.push_back({name, "sm_90", text.str()});
+  }
   std::vector<const Sample *> compileSet;
+  for (const Sample &extra : extras) compileSet.push_back(&extra);
   size_t step = std::max<size_t>(1, samples.size() / static_cast<size_t>(compileFiles));
-  for (size_t i = 0; i < samples.size() && compileSet.size() < static_cast<size_t>(compileFiles); i += step)
+  for (size_t i = 0; i < samples.size() && compileSet.size() < extras.size() + static_cast<size_t>(compileFiles); i += step)
     compileSet.push_back(&samples[i]);
   ptxforge::toolchain::CompileOptions warmOptions;
   warmOptions.arch = compileSet.front()->arch.rfind("sm_", 0) == 0 ? compileSet.front()->arch : "sm_90";

@@ -383,16 +383,44 @@ std::vector<std::string> entryNames(std::string_view ptx) {
   return names;
 }
 
-Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &options) {
-  if (Result<void> valid = validateOptions(options); !valid)
+bool targetsDebug(std::string_view ptx) {
+  size_t at = 0;
+  while ((at = ptx.find(".target", at)) != std::string_view::npos) {
+    size_t end = ptx.find('\n', at);
+    std::string_view line = ptx.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    line = line.substr(0, line.find("//"));
+    for (size_t word = line.find("debug"); word != std::string_view::npos; word = line.find("debug", word + 1)) {
+      bool startOk = word > 0 && (line[word - 1] == ' ' || line[word - 1] == ',' || line[word - 1] == '\t');
+      bool endOk = word + 5 == line.size() || !std::isalnum(static_cast<unsigned char>(line[word + 5]));
+      if (startOk && endOk) return true;
+    }
+    at += 7;
+  }
+  return false;
+}
+
+Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &requested) {
+  if (Result<void> valid = validateOptions(requested); !valid)
     return valid.error();
+  // `.target …, debug` (nvcc -G) carries debug information that ptxas only
+  // compiles unoptimized ("Optimized debugging not supported" otherwise).
+  CompileOptions options = requested;
+  bool debugTarget = targetsDebug(ptx);
+  if (debugTarget)
+    options.optLevel = 0;
+  Result<CompileResult> result = makeError(ErrorKind::Internal, "unknown compile backend");
   switch (options.backend) {
   case CompileOptions::Backend::NvJitLink:
-    return compileWithNvJitLink(ptx, options);
+    result = compileWithNvJitLink(ptx, options);
+    break;
   case CompileOptions::Backend::Ptxas:
-    return compileWithPtxas(ptx, options);
+    result = compileWithPtxas(ptx, options);
+    break;
   }
-  return makeError(ErrorKind::Internal, "unknown compile backend");
+  if (result && debugTarget && requested.optLevel != 0)
+    result->advisories.push_back("the module targets `debug` (nvcc -G): compiled at -O0, as ptxas requires for "
+                                 "debug information; remove `debug` from .target to compile optimized");
+  return result;
 }
 
 } // namespace ptxforge::toolchain

@@ -60,6 +60,10 @@ struct CompileResult {
 /// diagnostics.
 Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &options);
 
+/// True when the module's `.target` lists `debug` (nvcc -G output). Such a
+/// module is compiled at -O0 whatever `optLevel` says, with an advisory.
+bool targetsDebug(std::string_view ptx);
+
 /// Where the ptxas backend would find ptxas: $PTXFORGE_PTXAS, PATH, then
 /// <CUDA root>/bin/ptxas. nullopt when none is executable.
 std::optional<std::string> findPtxas();

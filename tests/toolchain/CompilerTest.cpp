@@ -213,6 +213,18 @@ TEST_P(CompilerBackends, Sm90aInstructionUnderSm90IsArch) {
   EXPECT_EQ(error->code, kCodeCompileArch);
 }
 
+TEST_P(CompilerBackends, DebugTargetCompilesUnoptimizedWithAdvisory) {
+  // nvcc -G output: ptxas rejects it at -O3 ("Optimized debugging not supported").
+  const std::string ptx = readPtx("debug.ptx");
+  EXPECT_TRUE(targetsDebug(ptx));
+  EXPECT_FALSE(targetsDebug(".target sm_90 // debug later\n"));
+  Result<CompileResult> result = compilePtx(ptx, options());
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_TRUE(result->ok) << result->errorLog;
+  ASSERT_FALSE(result->advisories.empty());
+  EXPECT_NE(result->advisories.back().find("-O0"), std::string::npos);
+}
+
 TEST_P(CompilerBackends, Sm90aInstructionCompilesForSm90a) {
   std::string ptx = kNeedsSm90a;
   ptx.replace(ptx.find(".target sm_90"), 13, ".target sm_90a");
