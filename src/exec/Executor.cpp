@@ -65,9 +65,11 @@ std::string driverErrorNameOf(const Error &error) {
   return {};
 }
 
-KernelArgs &KernelArgs::buffer(BufferHandle handle) {
+KernelArgs &KernelArgs::buffer(BufferHandle handle, uint64_t byteOffset) {
   const uint64_t address = handle.value;
-  return raw(&address, sizeof address, alignof(uint64_t), true);
+  raw(&address, sizeof address, alignof(uint64_t), true);
+  packed_.slots.back().bufferOffset = byteOffset;
+  return *this;
 }
 
 KernelArgs &KernelArgs::raw(const void *data, size_t size, size_t alignment, bool isBuffer) {
@@ -78,7 +80,7 @@ KernelArgs &KernelArgs::raw(const void *data, size_t size, size_t alignment, boo
   packed_.bytes.resize(offset + size, 0);
   if (size != 0)
     std::memcpy(packed_.bytes.data() + offset, data, size);
-  packed_.slots.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size), isBuffer});
+  packed_.slots.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size), isBuffer, 0});
   return *this;
 }
 

@@ -147,6 +147,10 @@ struct PackedArgs {
     uint32_t offset = 0;
     uint32_t size = 0;
     bool isBuffer = false; ///< a BufferHandle's address (checked for staleness)
+    /// For buffers: the kernel receives the buffer's address plus this many
+    /// bytes (an interior pointer, e.g. past a guard zone). The packed bytes
+    /// hold the handle itself.
+    uint64_t bufferOffset = 0;
     friend bool operator==(const Slot &, const Slot &) = default;
   };
   std::vector<uint8_t> bytes;
@@ -158,8 +162,9 @@ struct PackedArgs {
 ///   KernelArgs().buffer(a).buffer(b).scalar<uint32_t>(n).pack()
 class KernelArgs {
 public:
-  /// A device buffer's address (a .u64 parameter).
-  KernelArgs &buffer(BufferHandle handle);
+  /// A device buffer's address (a .u64 parameter), plus `byteOffset` bytes
+  /// (which must lie inside the buffer).
+  KernelArgs &buffer(BufferHandle handle, uint64_t byteOffset = 0);
   /// A trivially copyable value: integers, floats, small structs.
   template <typename T> KernelArgs &scalar(const T &value) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are copied bytewise");

@@ -305,10 +305,16 @@ Result<void> GpuExecutor::launchAsync(KernelRecord &kernel, const LaunchConfig &
     if (slot.isBuffer) {
       uint64_t address = 0;
       std::memcpy(&address, args.bytes.data() + slot.offset, sizeof address);
-      if (!allocations_.count(address))
+      auto allocation = allocations_.find(address);
+      if (allocation == allocations_.end())
         return makeExecError(ExecErrorKind::InvalidArgument,
                              "argument " + std::to_string(index) + " of '" + kernel.name +
                                  "' is not a live buffer (freed, or lost with a crashed context)");
+      if (slot.bufferOffset > allocation->second)
+        return makeExecError(ExecErrorKind::InvalidArgument,
+                             "argument " + std::to_string(index) + " of '" + kernel.name + "': offset " +
+                                 std::to_string(slot.bufferOffset) + " lies past the end of its " +
+                                 std::to_string(allocation->second) + "-byte buffer");
     }
   }
   // Above 48 KiB of dynamic shared memory a kernel must opt in; the driver
@@ -326,8 +332,15 @@ Result<void> GpuExecutor::launchAsync(KernelRecord &kernel, const LaunchConfig &
   std::vector<uint8_t> storage = args.bytes; // the driver reads through non-const pointers
   std::vector<void *> parameters;
   parameters.reserve(args.slots.size());
-  for (const PackedArgs::Slot &slot : args.slots)
+  for (const PackedArgs::Slot &slot : args.slots) {
+    if (slot.isBuffer && slot.bufferOffset) {
+      uint64_t address = 0;
+      std::memcpy(&address, storage.data() + slot.offset, sizeof address);
+      address += slot.bufferOffset;
+      std::memcpy(storage.data() + slot.offset, &address, sizeof address);
+    }
     parameters.push_back(storage.data() + slot.offset);
+  }
   CUresult result = driver_->launchKernel(kernel.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
                                           config.block.y, config.block.z, config.dynamicSharedBytes, nullptr,
                                           parameters.empty() ? nullptr : parameters.data(), nullptr);

@@ -157,6 +157,7 @@ std::vector<uint8_t> encode(const Request &request) {
     writer.put(slot.offset);
     writer.put(slot.size);
     writer.put(static_cast<uint8_t>(slot.isBuffer));
+    writer.put(slot.bufferOffset);
   }
   writer.put(request.timing.warmupLaunches);
   writer.put(request.timing.repetitions);
@@ -184,12 +185,13 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
   request.data = reader.getBytes();
   request.config = getConfig(reader);
   request.args.bytes = reader.getBytes();
-  const uint32_t slotCount = reader.getCount(9);
+  const uint32_t slotCount = reader.getCount(17);
   for (uint32_t index = 0; index < slotCount; ++index) {
     PackedArgs::Slot slot;
     slot.offset = reader.get<uint32_t>();
     slot.size = reader.get<uint32_t>();
     slot.isBuffer = reader.get<uint8_t>() != 0;
+    slot.bufferOffset = reader.get<uint64_t>();
     request.args.slots.push_back(slot);
   }
   request.timing.warmupLaunches = reader.get<uint32_t>();

@@ -88,3 +88,16 @@ TEST(DeviceProperties, ArchAndBandwidthFromDriverFigures) {
   EXPECT_EQ(properties.arch(), "sm_90");
   EXPECT_NEAR(properties.peakMemoryBandwidthGBs(), 4023.0, 1.0);
 }
+
+TEST(KernelArgs, BufferOffsetIsKeptBesideTheHandle) {
+  // Interior pointers (past a guard zone) keep the handle in the bytes, so
+  // executors can check the buffer is alive, and add the offset at launch.
+  PackedArgs args = KernelArgs().buffer(BufferHandle{0x1000}, 256).scalar<int32_t>(7).pack();
+  ASSERT_EQ(args.slots.size(), 2u);
+  EXPECT_TRUE(args.slots[0].isBuffer);
+  EXPECT_EQ(args.slots[0].bufferOffset, 256u);
+  uint64_t stored = 0;
+  std::memcpy(&stored, args.bytes.data(), sizeof stored);
+  EXPECT_EQ(stored, 0x1000u);
+  EXPECT_EQ(args.slots[1].bufferOffset, 0u);
+}

@@ -1,0 +1,278 @@
+// Reference: NVRTC compile (RAII, every call checked), PTX -> cubin through
+// the toolchain, and the on-disk cache.
+#include "tasks/Reference.h"
+
+#include "tasks/Inputs.h"
+#include "toolchain/Compiler.h"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <unistd.h>
+
+#ifndef PTXFORGE_CUDA_ROOT
+#define PTXFORGE_CUDA_ROOT "/usr/local/cuda"
+#endif
+
+namespace ptxforge::tasks {
+
+namespace {
+
+std::string describeCall(const char *call, nvrtcResult result) {
+  return std::string(call) + " failed with " + nvrtcGetErrorString(result) + " (" +
+         std::to_string(static_cast<int>(result)) + ")";
+}
+
+struct ProgramDeleter {
+  void operator()(_nvrtcProgram *program) const {
+    nvrtcDestroyProgram(&program); // nothing useful to do with a failure while releasing
+  }
+};
+/// Owns an nvrtcProgram; destroyed exactly once.
+using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+Result<std::string> programLog(nvrtcProgram program) {
+  size_t size = 0;
+  if (nvrtcResult rc = nvrtcGetProgramLogSize(program, &size); rc != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcGetProgramLogSize", rc));
+  std::string log(size, '\0');
+  if (size) {
+    if (nvrtcResult rc = nvrtcGetProgramLog(program, log.data()); rc != NVRTC_SUCCESS)
+      return makeError(ErrorKind::Internal, describeCall("nvrtcGetProgramLog", rc));
+  }
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+/// "sm_90a" -> "compute_90a": NVRTC emits PTX for the virtual architecture.
+Result<std::string> virtualArch(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_" || arch.size() < 5 || !std::isdigit(static_cast<unsigned char>(arch[3])))
+    return makeError(ErrorKind::InvalidInput, "arch '" + std::string(arch) + "' is not a real architecture like sm_90");
+  return "compute_" + std::string(arch.substr(3));
+}
+
+struct NvrtcOutput {
+  std::string ptx;
+  std::string log;
+};
+
+Result<NvrtcOutput> runNvrtc(std::string_view source, std::string_view arch) {
+  Result<std::string> compute = virtualArch(arch);
+  if (!compute) return compute.error();
+  std::string sourceText(source); // nvrtcCreateProgram wants a NUL-terminated string
+  nvrtcProgram raw = nullptr;
+  if (nvrtcResult rc = nvrtcCreateProgram(&raw, sourceText.c_str(), "reference.cu", 0, nullptr, nullptr);
+      rc != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcCreateProgram", rc));
+  ProgramHandle program(raw);
+  std::vector<std::string> options = nvrtcOptions(arch);
+  std::vector<const char *> optionPointers;
+  for (const std::string &option : options) optionPointers.push_back(option.c_str());
+  nvrtcResult compiled =
+      nvrtcCompileProgram(program.get(), static_cast<int>(optionPointers.size()), optionPointers.data());
+  Result<std::string> log = programLog(program.get());
+  if (!log) return log.error();
+  if (compiled == NVRTC_ERROR_COMPILATION)
+    return makeError(ErrorKind::Compile, "NVRTC rejected reference.cu:\n" + *log);
+  if (compiled != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcCompileProgram", compiled) + (log->empty() ? "" : ":\n" + *log));
+  size_t ptxSize = 0;
+  if (nvrtcResult rc = nvrtcGetPTXSize(program.get(), &ptxSize); rc != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcGetPTXSize", rc));
+  std::string ptx(ptxSize, '\0');
+  if (nvrtcResult rc = nvrtcGetPTX(program.get(), ptx.data()); rc != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcGetPTX", rc));
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return NvrtcOutput{std::move(ptx), std::move(*log)};
+}
+
+// Cache entry layout (little-endian): magic "PTXFREF1", u64 ptx size, u64
+// cubin size, u64 log size, the three blobs, then FNV-1a 64 of everything
+// before it. Anything that does not match exactly is treated as absent.
+constexpr char kMagic[8] = {'P', 'T', 'X', 'F', 'R', 'E', 'F', '1'};
+
+void appendU64(std::string &out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+uint64_t readU64(std::string_view in, size_t at) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  return value;
+}
+
+std::string encodeEntry(const CompiledReference &reference) {
+  std::string out(kMagic, sizeof kMagic);
+  appendU64(out, reference.ptx.size());
+  appendU64(out, reference.cubin.size());
+  appendU64(out, reference.log.size());
+  out += reference.ptx;
+  out.append(reinterpret_cast<const char *>(reference.cubin.data()), reference.cubin.size());
+  out += reference.log;
+  appendU64(out, fnv1a64(out));
+  return out;
+}
+
+bool decodeEntry(std::string_view data, CompiledReference &reference) {
+  constexpr size_t header = sizeof kMagic + 24;
+  if (data.size() < header + 8 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return false;
+  uint64_t ptxSize = readU64(data, 8), cubinSize = readU64(data, 16), logSize = readU64(data, 24);
+  if (ptxSize > data.size() || cubinSize > data.size() || logSize > data.size() ||
+      header + ptxSize + cubinSize + logSize + 8 != data.size())
+    return false;
+  size_t bodyEnd = data.size() - 8;
+  if (fnv1a64(data.substr(0, bodyEnd)) != readU64(data, bodyEnd)) return false;
+  reference.ptx = std::string(data.substr(header, ptxSize));
+  std::string_view cubin = data.substr(header + ptxSize, cubinSize);
+  reference.cubin.assign(cubin.begin(), cubin.end());
+  reference.log = std::string(data.substr(header + ptxSize + cubinSize, logSize));
+  return !reference.ptx.empty() && !reference.cubin.empty();
+}
+
+std::optional<std::string> readWholeFile(const std::filesystem::path &path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) return std::nullopt;
+  std::ostringstream text;
+  text << stream.rdbuf();
+  if (stream.bad()) return std::nullopt;
+  return text.str();
+}
+
+/// Writes to a unique temporary file beside `path`, then renames it over
+/// `path`: readers see the old entry or the new one, never half of one.
+bool writeAtomically(const std::filesystem::path &path, std::string_view data) {
+  static std::atomic<uint64_t> counter{0};
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
+    if (!stream) return false;
+    stream.write(data.data(), static_cast<std::streamsize>(data.size()));
+    stream.flush();
+    if (!stream) {
+      std::error_code ec;
+      std::filesystem::remove(temporary, ec);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    return false;
+  }
+  return true;
+}
+
+bool ptxHasEntry(const std::string &ptx, std::string_view kernelName) {
+  std::vector<std::string> entries = toolchain::entryNames(ptx);
+  return std::find(entries.begin(), entries.end(), kernelName) != entries.end();
+}
+
+} // namespace
+
+std::filesystem::path referenceCacheDir() {
+  if (const char *dir = std::getenv("PTXFORGE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ptxforge";
+  if (const char *home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "ptxforge";
+  std::error_code ec;
+  return std::filesystem::temp_directory_path(ec) / "ptxforge-cache";
+}
+
+std::vector<std::string> nvrtcOptions(std::string_view arch) {
+  Result<std::string> compute = virtualArch(arch);
+  // NVRTC's defaults match nvcc's device defaults (-O3-equivalent, fmad on).
+  // NVRTC 13 has no built-in cuda_fp16.h/cuda_bf16.h: they come from the toolkit.
+  return {"--gpu-architecture=" + (compute ? *compute : std::string(arch)), "--std=c++17",
+          "--include-path=" PTXFORGE_CUDA_ROOT "/include"};
+}
+
+Result<std::string> nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (nvrtcResult rc = nvrtcVersion(&major, &minor); rc != NVRTC_SUCCESS)
+    return makeError(ErrorKind::Internal, describeCall("nvrtcVersion", rc));
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+Result<CompiledReference> compileReferenceSource(std::string_view source, std::string_view kernelName,
+                                                 std::string arch, const ReferenceOptions &options) {
+  Result<std::string> compute = virtualArch(arch);
+  if (!compute) return compute.error();
+  Result<std::string> version = nvrtcVersionString();
+  if (!version) return version.error();
+
+  // The key covers everything that changes the output. nvJitLink ships with
+  // the same toolkit as NVRTC, so NVRTC's version stands for both.
+  uint64_t hash = fnv1a64(source);
+  auto mix = [&](std::string_view part) {
+    hash = fnv1a64(std::string_view("\0", 1), hash);
+    hash = fnv1a64(part, hash);
+  };
+  mix(kernelName);
+  mix(arch);
+  for (const std::string &option : nvrtcOptions(arch)) mix(option);
+  mix(*version);
+  mix("cache-format-1");
+  char keyText[17];
+  std::snprintf(keyText, sizeof keyText, "%016llx", static_cast<unsigned long long>(hash));
+
+  CompiledReference reference;
+  reference.cacheKey = keyText;
+  reference.nvrtcVersion = *version;
+
+  std::filesystem::path cacheDir = options.cacheDir.empty() ? referenceCacheDir() : options.cacheDir;
+  std::filesystem::path entryPath = cacheDir / "reference" / (reference.cacheKey + ".bin");
+  if (options.useCache) {
+    if (std::optional<std::string> data = readWholeFile(entryPath)) {
+      CompiledReference cached = reference;
+      if (decodeEntry(*data, cached) && ptxHasEntry(cached.ptx, kernelName)) {
+        cached.fromCache = true;
+        return cached;
+      }
+      // A corrupt or truncated entry: fall through, rebuild, overwrite.
+    }
+  }
+
+  Result<NvrtcOutput> nvrtc = runNvrtc(source, arch);
+  if (!nvrtc) return nvrtc.error();
+  if (!ptxHasEntry(nvrtc->ptx, kernelName))
+    return makeError(ErrorKind::Compile, "reference.cu compiled, but its PTX has no .entry '" + std::string(kernelName) +
+                                             "' (declare the kernel extern \"C\" __global__ so that its name is not mangled)");
+  toolchain::CompileOptions compileOptions;
+  compileOptions.arch = arch;
+  compileOptions.entryName = std::string(kernelName);
+  Result<toolchain::CompileResult> compiled = toolchain::compilePtx(nvrtc->ptx, compileOptions);
+  if (!compiled) return compiled.error();
+  if (!compiled->ok)
+    return makeError(ErrorKind::Compile, "the PTX compiler rejected the reference's PTX (" + compiled->backend + "):\n" +
+                                             compiled->errorLog);
+  reference.ptx = std::move(nvrtc->ptx);
+  reference.cubin = std::move(compiled->cubin);
+  reference.log = nvrtc->log;
+  if (!compiled->infoLog.empty()) reference.log += (reference.log.empty() ? "" : "\n") + compiled->infoLog;
+
+  if (options.useCache) {
+    std::error_code ec;
+    std::filesystem::create_directories(entryPath.parent_path(), ec);
+    if (!ec) writeAtomically(entryPath, encodeEntry(reference)); // best effort: an unwritable cache only costs time
+  }
+  return reference;
+}
+
+Result<CompiledReference> compileReference(const TaskSpec &task, std::string arch, const ReferenceOptions &options) {
+  Result<CompiledReference> compiled = compileReferenceSource(task.referenceSource, task.kernel, arch, options);
+  if (!compiled) {
+    Error error = compiled.error();
+    error.message = (task.folder / "reference.cu").string() + ": " + error.message;
+    return error;
+  }
+  return compiled;
+}
+
+} // namespace ptxforge::tasks

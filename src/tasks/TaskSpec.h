@@ -1,0 +1,167 @@
+// TaskSpec: a task folder (task.toml + reference.cu, docs/tasks.md) loaded and
+// validated, and the suite of tasks found under search roots.
+#pragma once
+
+#include "support/Result.h"
+#include "tasks/Expression.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::tasks {
+
+/// Element type of a parameter (the part of `type` before an optional '*').
+enum class ElementType { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
+
+/// "f32", "bf16", ...
+const char *elementTypeName(ElementType type);
+/// Parses a type name without the pointer star; nullopt for unknown names.
+std::optional<ElementType> parseElementType(std::string_view name);
+/// "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64", for error messages.
+const char *validElementTypeNames();
+/// Size in bytes of one element.
+size_t elementSize(ElementType type);
+bool isFloatingType(ElementType type);
+bool isSignedIntegerType(ElementType type);
+
+/// How a parameter is used by the kernel.
+enum class ParamRole { Input, Output, InOut, Scalar };
+const char *paramRoleName(ParamRole role);
+
+/// How an input buffer is filled (docs/tasks.md "Init distributions").
+enum class InitDistribution { Uniform, Normal, Int, Const, Iota, IndexMod };
+const char *initDistributionName(InitDistribution distribution);
+
+/// Parameters of the distribution; only the fields of `distribution` matter.
+/// `uniform` draws reals from the half-open [min, max); `int` draws integers
+/// from the closed [min, max] (so that `max = 255` reaches every u8 value).
+/// `uniform` on an integer type is stored as `int` over [ceil(min), ceil(max) - 1].
+struct InitSpec {
+  InitDistribution distribution = InitDistribution::Uniform;
+  double min = -4.0;
+  double max = 4.0;
+  double mean = 0.0;
+  double stddev = 1.0;
+  double value = 0.0;
+  int64_t modulus = 1;
+  bool given = false; ///< false: the type's default (no `init` in task.toml)
+};
+
+/// The default init of docs/tasks.md for a type: uniform [-4, 4) for floats,
+/// int [-1000, 999] for signed and [0, 999] for unsigned integers, narrowed to
+/// the type's range for 8-bit types ([-128, 127], [0, 255]).
+InitSpec defaultInit(ElementType type);
+
+/// One kernel parameter, in signature order.
+struct ParamSpec {
+  std::string name;
+  ElementType type = ElementType::F32;
+  bool isPointer = false;
+  ParamRole role = ParamRole::Input;
+  Expression count;  ///< element count (pointers only)
+  Expression value;  ///< value (scalars only) when not a floating literal
+  /// A floating scalar given as a literal such as 2.5 (the expression
+  /// language is integer-only); when set it is the scalar's value.
+  std::optional<double> floatValue;
+  InitSpec init;     ///< inputs and inouts only
+};
+
+/// |got - want| <= atol + rtol * |want|. Integers compare exactly unless atolGiven.
+struct Tolerance {
+  double atol = 1e-5;
+  double rtol = 1e-5;
+  bool atolGiven = false;
+  bool rtolGiven = false;
+};
+
+/// Per-type tolerance used where task.toml gives none: f64 1e-10, f32 1e-5,
+/// f16 1e-3, bf16 1e-2 (both atol and rtol); integers exact.
+Tolerance defaultTolerance(ElementType type);
+
+/// Work per launch, for GFLOP/s and GB/s; absent formulas are unknown.
+struct CostModel {
+  std::optional<Expression> flops;
+  std::optional<Expression> bytes;
+};
+
+/// The task's default launch (expressions over the symbols).
+struct LaunchSpec {
+  std::array<Expression, 3> block;
+  std::array<Expression, 3> grid;
+  Expression smem;
+};
+
+/// Values of the size symbols for one problem instance.
+using Shape = std::map<std::string, int64_t>;
+
+/// A loaded, validated task.
+struct TaskSpec {
+  std::string name;
+  int level = 1;
+  std::string description;
+  std::string kernel;
+  std::vector<std::string> tags;
+  std::vector<std::string> symbols;
+  std::vector<Shape> shapes;
+  std::vector<size_t> smallShapes; ///< indices into shapes
+  std::vector<ParamSpec> params;
+  Tolerance tolerance;             ///< as given; see toleranceFor()
+  CostModel cost;
+  LaunchSpec launch;
+  std::filesystem::path folder;
+  std::string referenceSource;     ///< reference.cu text
+};
+
+/// The tolerance for an output of `type`: what task.toml gives, the rest from defaultTolerance(type).
+Tolerance toleranceFor(const TaskSpec &task, ElementType type);
+
+/// Looks a parameter up by name; nullptr when absent.
+const ParamSpec *findParam(const TaskSpec &task, std::string_view name);
+
+/// Renders a shape as "{m=3, n=5}" for messages.
+std::string shapeToString(const Shape &shape);
+
+/// Loads `folder`/task.toml and `folder`/reference.cu and validates them.
+/// Errors are ErrorKind::InvalidInput (or Io for unreadable files); the message
+/// holds one line per problem, each "<folder>/task.toml:LINE:COL: what is wrong (what is valid)".
+Result<TaskSpec> loadTask(const std::filesystem::path &folder);
+
+/// Parses task text directly (no reference.cu checks unless `referenceSource`
+/// is given); `fileName` prefixes the located errors. Used by loadTask and tests.
+Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileName,
+                           const std::optional<std::string> &referenceSource);
+
+/// A task folder that failed to load.
+struct TaskLoadError {
+  std::filesystem::path folder;
+  Error error;
+};
+
+/// Every task found under the search roots. One broken task does not hide the
+/// others: it is reported in `errors` and the good tasks are still returned.
+struct Suite {
+  std::vector<TaskSpec> tasks;       ///< sorted by (level, name)
+  std::vector<TaskLoadError> errors; ///< broken folders, duplicate names
+};
+
+/// Scans each root recursively for `*/task.toml` (a root that is itself a task
+/// folder counts too). When two folders define the same task name, the one
+/// from the earlier root (then the earlier path) wins and the other is an
+/// error. A missing or unreadable root is an Error for the whole call.
+Result<Suite> loadSuite(const std::vector<std::filesystem::path> &roots);
+
+/// The built-in suite: <source dir>/tasks (compile definition PTXFORGE_SOURCE_DIR).
+std::filesystem::path builtinTasksDir();
+
+/// The roots to scan, in priority order: `extraRoots` (--tasks-dir), then the
+/// ':'-separated entries of $PTXFORGE_TASKS_DIR, then the built-in suite when it exists.
+std::vector<std::filesystem::path> taskSearchRoots(const std::vector<std::filesystem::path> &extraRoots = {});
+
+} // namespace ptxforge::tasks
