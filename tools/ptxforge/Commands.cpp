@@ -7,6 +7,10 @@
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
 #include "toolchain/SassStats.h"
+#include "exec/IsolatedExecutor.h"
+#include "tasks/TaskSpec.h"
+#include "verify/Check.h"
+#include "tasks/Reference.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -208,6 +212,111 @@ int runCompile(const Options &options) {
   return result.ok ? kExitOk : kExitErrors;
 }
 
+/// "all", "small", or a comma-separated list of shape indices.
+std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec) {
+  std::vector<size_t> indices;
+  if (spec == "all") return indices;
+  if (spec == "small") return task.smallShapes;
+  std::stringstream stream(spec);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    char *end = nullptr;
+    unsigned long value = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value >= task.shapes.size()) {
+      fmt::print(stderr, "ptxforge: error: --shapes: '{}' is not a shape index of '{}' (0..{}), 'all' or 'small'\n", item,
+                 task.name, task.shapes.size() - 1);
+      return std::nullopt;
+    }
+    indices.push_back(value);
+  }
+  return indices;
+}
+
+int runCheck(const Options &options) {
+  std::optional<Input> input = readInput(options.input);
+  if (!input) return kExitUsage;
+  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
+  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
+  if (!suite) {
+    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
+    return kExitUsage;
+  }
+  const tasks::TaskSpec *task = nullptr;
+  for (const tasks::TaskSpec &candidate : suite->tasks)
+    if (candidate.name == options.task) task = &candidate;
+  if (!task) {
+    fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", options.task);
+    return kExitUsage;
+  }
+  std::optional<std::vector<size_t>> shapes = selectShapes(*task, options.shapes);
+  if (!shapes) return kExitUsage;
+
+  std::unique_ptr<exec::Executor> executor;
+  std::string noExecutor;
+  if (options.executor == "gpu" || options.executor == "auto") {
+    // `auto` means the GPU until the CPU emulator exists.
+    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor();
+    if (created)
+      executor = std::move(*created);
+    else
+      noExecutor = created.error().message;
+  }
+
+  verify::CheckOptions checkOptions;
+  checkOptions.arch = options.checkArch;
+  checkOptions.shapeIndices = *shapes;
+  checkOptions.seed = options.seed;
+  checkOptions.trials = options.trials;
+  checkOptions.benchmark = !options.noBench;
+  checkOptions.timingRounds = options.timingRounds;
+  checkOptions.launchTimeoutMs = options.launchTimeoutMs;
+  checkOptions.lint = !options.noLint;
+  verify::CheckResult partial;
+  Result<verify::CheckResult> checked = verify::check(*task, input->text, executor.get(), checkOptions, &partial);
+  const verify::CheckResult &result = checked ? *checked : partial;
+  bool executed = checked.ok();
+  if (options.format == "json") {
+    nlohmann::json out = verify::toJson(result);
+    out["file"] = input->name;
+    if (!executed) {
+      out["verdict"] = nullptr;
+      out["error"] = checked.error().message + (noExecutor.empty() ? "" : " (" + noExecutor + ")");
+    }
+    std::cout << out.dump(2) << '\n';
+  } else {
+    std::cout << ptx::formatDiagnosticsText(result.diagnostics, input->name, input->text);
+    if (executed)
+      std::cout << verify::formatText(result);
+    else
+      fmt::print("not verified: {}{}\n", checked.error().message, noExecutor.empty() ? "" : " (" + noExecutor + ")");
+  }
+  if (!executed) return kExitUsage;
+  return result.verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
+}
+
+/// `ptxforge reference NAME`: the PTX NVRTC makes of a task's reference.
+int runReference(const Options &options) {
+  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
+  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
+  if (!suite) {
+    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
+    return kExitUsage;
+  }
+  for (const tasks::TaskSpec &task : suite->tasks) {
+    if (task.name != options.task) continue;
+    Result<tasks::CompiledReference> reference =
+        tasks::compileReference(task, options.checkArch.empty() ? "sm_90" : options.checkArch);
+    if (!reference) {
+      fmt::print(stderr, "ptxforge: error: {}\n", reference.error().message);
+      return kExitErrors;
+    }
+    std::cout << reference->ptx;
+    return kExitOk;
+  }
+  fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", options.task);
+  return kExitUsage;
+}
+
 void addInput(CLI::App *command, Options &options) {
   command->add_option("input", options.input, "PTX file to read, or - for standard input")->default_val("-");
 }
@@ -251,6 +360,33 @@ void registerCommands(CLI::App &app, Options &options) {
   compile->add_flag("--no-sass", options.noSass, "Skip SASS statistics (nvdisasm)");
   compile->add_flag("--no-warnings", options.noWarnings, "Report errors only");
   compile->callback([&options] { options.exitCode = runCompile(options); });
+
+  CLI::App *check = app.add_subcommand("check", "Verify a candidate against a task: lint, compile, run, compare, time");
+  addInput(check, options);
+  addFormat(check, options);
+  check->add_option("--task", options.task, "Task name (see `ptxforge tasks`)")->required();
+  check->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
+  check->add_option("--executor", options.executor, "gpu, or auto (the GPU; the CPU emulator comes later)")
+      ->check(CLI::IsMember({"gpu", "auto"}))
+      ->envname("PTXFORGE_EXECUTOR")
+      ->default_val("auto");
+  check->add_option("--arch", options.checkArch, "Target architecture (default: the device's)")->envname("PTXFORGE_ARCH");
+  check->add_option("--shapes", options.shapes, "all, small, or shape indices such as 0,2")->default_val("all");
+  check->add_option("--seed", options.seed, "Seed of the random inputs (recorded in the result)")->default_val(1);
+  check->add_option("--trials", options.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
+  check->add_option("--timing-rounds", options.timingRounds, "Interleaved timing rounds (5 repetitions each)")
+      ->check(CLI::Range(1, 1000))
+      ->default_val(10);
+  check->add_option("--timeout-ms", options.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
+  check->add_flag("--no-bench", options.noBench, "Check correctness only");
+  check->add_flag("--no-lint", options.noLint, "Go on past lint errors (to find lint false positives)");
+  check->callback([&options] { options.exitCode = runCheck(options); });
+
+  CLI::App *reference = app.add_subcommand("reference", "Print the PTX that NVRTC makes of a task's reference kernel");
+  reference->add_option("task", options.task, "Task name")->required();
+  reference->add_option("--arch", options.checkArch, "Target architecture")->default_val("sm_90");
+  reference->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
+  reference->callback([&options] { options.exitCode = runReference(options); });
 }
 
 } // namespace ptxforge::cli

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ptxforge::cli {
 
@@ -19,12 +20,23 @@ struct Options {
   bool noLint = false;
   bool noSass = false;
   bool noWarnings = false;
+  // check
+  std::string task;
+  std::string checkArch; ///< empty: the device's architecture
+  std::vector<std::string> tasksDirs;
+  std::string executor = "auto";
+  std::string shapes = "all";
+  uint64_t seed = 1;
+  int trials = 3;
+  bool noBench = false;
+  int timingRounds = 10;
+  uint32_t launchTimeoutMs = 10000;
   int exitCode = 0;
 };
 
 std::string_view versionString();
 
-/// Adds `lint`, `fmt` and `compile` to the app; their callbacks set `options.exitCode`.
+/// Adds `lint`, `fmt`, `compile` and `check` to the app; their callbacks set `options.exitCode`.
 void registerCommands(CLI::App &app, Options &options);
 
 } // namespace ptxforge::cli

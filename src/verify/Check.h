@@ -1,0 +1,119 @@
+// The verification gate: lint → compile → execute and compare → benchmark, in
+// that order, stopping at the first stage that fails and saying why. This is
+// what `ptxforge check` runs and what the solve loop will call per candidate.
+#pragma once
+
+#include "exec/Executor.h"
+#include "ptx/Diagnostic.h"
+#include "support/Result.h"
+#include "tasks/Compare.h"
+#include "tasks/LaunchDirective.h"
+#include "tasks/TaskSpec.h"
+#include "toolchain/Compiler.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::verify {
+
+/// The Result contract's verdicts (DESIGN.md), plus `launch-error` for a
+/// launch the driver refused (bad geometry, too many resources).
+enum class Verdict { Correct, Wrong, CompileError, LintError, Crashed, Timeout, LaunchError, Rejected };
+
+const char *verdictName(Verdict verdict);
+
+struct CheckOptions {
+  std::string arch;                  ///< empty: the executor's device architecture
+  std::vector<size_t> shapeIndices;  ///< empty: every shape of the task
+  uint64_t seed = 1;
+  int trials = 3;                    ///< fresh random inputs per trial
+  bool benchmark = true;
+  int timingRounds = 10;             ///< candidate and baseline alternate per round
+  int repetitionsPerRound = 5;
+  uint32_t launchTimeoutMs = 10'000; ///< watchdog deadline of one launch
+  bool lint = true;                  ///< false: lint errors do not stop the gate (find false positives)
+};
+
+/// One output buffer of one checked launch.
+struct OutputReport {
+  std::string param;
+  tasks::CompareResult compare;
+  /// Bytes changed in the guard zones before / after the buffer (out-of-bounds writes).
+  size_t guardBytesBefore = 0;
+  size_t guardBytesAfter = 0;
+  std::string guardDetail; ///< e.g. "byte 3 after the end changed from 0xcd to 0x00"
+};
+
+/// One (shape, trial) correctness run.
+struct TrialReport {
+  size_t shapeIndex = 0;
+  tasks::Shape shape;
+  int trial = 0;
+  bool afterTiming = false; ///< the re-check after the benchmark
+  tasks::ResolvedLaunch launch;
+  bool passed = false;
+  std::vector<OutputReport> outputs;
+};
+
+struct TimingStats {
+  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0; ///< milliseconds
+  size_t samples = 0;
+};
+
+/// Candidate against baseline on one shape, timed in the same run.
+struct BenchmarkReport {
+  size_t shapeIndex = 0;
+  tasks::Shape shape;
+  TimingStats candidate, baseline;
+  double speedup = 0;       ///< baseline median / candidate median
+  double speedupLow = 0;    ///< baseline p10 / candidate p90: the noise band
+  double speedupHigh = 0;   ///< baseline p90 / candidate p10
+  std::optional<double> gflops, gbps; ///< candidate, from the task's cost formulas
+  std::optional<double> baselineGflops, baselineGbps;
+  std::optional<double> bandwidthFraction; ///< of the device's theoretical DRAM bandwidth
+};
+
+/// Everything one check found: the Result contract of DESIGN.md.
+struct CheckResult {
+  Verdict verdict = Verdict::Rejected;
+  std::string stage;   ///< the last stage reached: lint, compile, execute, benchmark, done
+  std::string summary; ///< one line a person or a model reads first
+  std::vector<ptx::Diagnostic> diagnostics;
+  std::optional<toolchain::CompileResult> compile;
+  std::optional<exec::KernelInfo> kernel; ///< what the driver says of the loaded kernel
+  std::vector<TrialReport> trials;
+  std::vector<BenchmarkReport> benchmarks;
+  std::string executorError; ///< the driver's words for crashed / timeout / launch-error
+  // Provenance.
+  std::string task;
+  std::string arch;
+  std::string device;
+  uint64_t seed = 0;
+  std::vector<size_t> shapeIndices;
+  std::string referenceCompiler; ///< "NVRTC 13.0"
+};
+
+/// Static checks that belong to the gate rather than to PTX itself: the task's
+/// kernel exists with a compatible signature, no timer is read (codes
+/// `missing-kernel`, `signature-mismatch`, `timer-read`).
+std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string_view candidatePtx);
+
+/// Runs the gate on `candidatePtx` for `task`. `executor` may be null (no GPU):
+/// then the gate stops after compile with an Error of kind ToolMissing that
+/// says so, after filling `partial` with what was found up to there.
+/// An Error means the gate itself could not run (reference does not compile,
+/// executor failure unrelated to the candidate); the candidate's own failures
+/// are verdicts in an ok Result.
+Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidatePtx, exec::Executor *executor,
+                          const CheckOptions &options, CheckResult *partial = nullptr);
+
+nlohmann::json toJson(const CheckResult &result);
+
+/// A compiler-like text report.
+std::string formatText(const CheckResult &result);
+
+} // namespace ptxforge::verify

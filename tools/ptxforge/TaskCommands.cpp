@@ -1,0 +1,405 @@
+// Implementation of `ptxforge tasks` and `ptxforge task show`.
+#include "TaskCommands.h"
+
+#include "tasks/Expression.h"
+#include "tasks/TaskSpec.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::cli {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitErrors = 1;
+constexpr int kExitUsage = 2;
+
+/// Keys in insertion order, so that "name" comes first as in task.toml.
+using Json = nlohmann::ordered_json;
+
+struct TaskOptions {
+  std::vector<std::string> tasksDirs;
+  int level = 0; ///< 0: every level
+  std::string format = "text";
+  std::string name; ///< `task show NAME`
+};
+
+/// Loads the suite from --tasks-dir, $PTXFORGE_TASKS_DIR and the built-in folder.
+/// A root that cannot be scanned is a usage/I-O problem (nullopt, already reported).
+std::optional<tasks::Suite> loadSuiteFor(const TaskOptions &options) {
+  std::vector<std::filesystem::path> extra(options.tasksDirs.begin(), options.tasksDirs.end());
+  std::vector<std::filesystem::path> roots = tasks::taskSearchRoots(extra);
+  if (roots.empty()) {
+    fmt::print(stderr, "ptxforge: error: no task search roots (built-in suite {} not found; pass --tasks-dir "
+                       "or set PTXFORGE_TASKS_DIR)\n",
+               tasks::builtinTasksDir().string());
+    return std::nullopt;
+  }
+  Result<tasks::Suite> suite = tasks::loadSuite(roots);
+  if (!suite) {
+    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
+    return std::nullopt;
+  }
+  return std::move(suite).value();
+}
+
+/// Every broken folder on stderr, its located errors indented under it.
+void reportBroken(const std::vector<tasks::TaskLoadError> &errors) {
+  std::cout.flush(); // keep the listing before the errors when both go to one terminal or file
+  for (const tasks::TaskLoadError &broken : errors) {
+    fmt::print(stderr, "ptxforge: error: broken task {}:\n", broken.folder.string());
+    std::string_view message = broken.error.message;
+    while (!message.empty()) {
+      size_t newline = message.find('\n');
+      std::string_view line = message.substr(0, newline);
+      if (!line.empty()) fmt::print(stderr, "  {}\n", line);
+      if (newline == std::string_view::npos) break;
+      message.remove_prefix(newline + 1);
+    }
+  }
+  if (!errors.empty())
+    fmt::print(stderr, "{} broken task folder{}\n", errors.size(), errors.size() == 1 ? "" : "s");
+}
+
+bool isSmall(const tasks::TaskSpec &task, size_t index) {
+  return std::find(task.smallShapes.begin(), task.smallShapes.end(), index) != task.smallShapes.end();
+}
+
+/// "M=1000,N=1000,K=1000", symbols in the task's declared order.
+std::string compactShape(const tasks::TaskSpec &task, const tasks::Shape &shape) {
+  std::string out;
+  for (const std::string &symbol : task.symbols) {
+    auto it = shape.find(symbol);
+    if (it == shape.end()) continue;
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", symbol, it->second);
+  }
+  return out;
+}
+
+/// "n=16777216 | n=1000003 | n=65536* | n=33*": small shapes marked with '*'.
+std::string compactShapes(const tasks::TaskSpec &task) {
+  std::string out;
+  for (size_t i = 0; i < task.shapes.size(); ++i) {
+    if (i) out += " | ";
+    out += compactShape(task, task.shapes[i]);
+    if (isSmall(task, i)) out += "*";
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string> &items, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? std::string(separator) : std::string()) + items[i];
+  return out;
+}
+
+/// "f32*" / "i32": the task.toml spelling.
+std::string typeText(const tasks::ParamSpec &param) {
+  return std::string(tasks::elementTypeName(param.type)) + (param.isPointer ? "*" : "");
+}
+
+const char *cTypeName(tasks::ElementType type) {
+  switch (type) {
+  case tasks::ElementType::F32: return "float";
+  case tasks::ElementType::F64: return "double";
+  case tasks::ElementType::F16: return "__half";
+  case tasks::ElementType::BF16: return "__nv_bfloat16";
+  case tasks::ElementType::I8: return "signed char";
+  case tasks::ElementType::U8: return "unsigned char";
+  case tasks::ElementType::I32: return "int";
+  case tasks::ElementType::U32: return "unsigned";
+  case tasks::ElementType::I64: return "long long";
+  case tasks::ElementType::U64: return "unsigned long long";
+  }
+  return "?";
+}
+
+/// `extern "C" __global__ void saxpy(const float* x, float* y, float a, int n)`
+std::string signatureLine(const tasks::TaskSpec &task) {
+  std::vector<std::string> params;
+  for (const tasks::ParamSpec &param : task.params) {
+    if (param.isPointer)
+      params.push_back(fmt::format("{}{}* {}", param.role == tasks::ParamRole::Input ? "const " : "",
+                                   cTypeName(param.type), param.name));
+    else
+      params.push_back(fmt::format("{} {}", cTypeName(param.type), param.name));
+  }
+  return fmt::format("extern \"C\" __global__ void {}({})", task.kernel, joined(params, ", "));
+}
+
+/// A scalar's value as text: the floating literal, or the expression.
+std::string scalarValueText(const tasks::ParamSpec &param) {
+  if (param.floatValue) return fmt::format("{}", *param.floatValue);
+  return tasks::toString(param.value);
+}
+
+bool isOutput(const tasks::ParamSpec &param) {
+  return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
+}
+
+/// The tolerance that applies to the task's outputs: task.toml's values, the
+/// rest the default of the first output's type.
+tasks::Tolerance effectiveTolerance(const tasks::TaskSpec &task) {
+  for (const tasks::ParamSpec &param : task.params)
+    if (isOutput(param)) return tasks::toleranceFor(task, param.type);
+  return task.tolerance;
+}
+
+std::string initText(const tasks::InitSpec &init) {
+  std::string name = tasks::initDistributionName(init.distribution);
+  std::string text;
+  switch (init.distribution) {
+  case tasks::InitDistribution::Uniform: text = fmt::format("{} [{}, {})", name, init.min, init.max); break;
+  case tasks::InitDistribution::Int: text = fmt::format("{} [{}, {}]", name, init.min, init.max); break;
+  case tasks::InitDistribution::Normal: text = fmt::format("{} mean={} stddev={}", name, init.mean, init.stddev); break;
+  case tasks::InitDistribution::Const: text = fmt::format("{} {}", name, init.value); break;
+  case tasks::InitDistribution::Iota: text = name; break;
+  case tasks::InitDistribution::IndexMod: text = fmt::format("{} {}", name, init.modulus); break;
+  }
+  return init.given ? text : text + " (default)";
+}
+
+Json optionalExpressionJson(const std::optional<tasks::Expression> &expression) {
+  if (!expression) return nullptr;
+  return tasks::toString(*expression);
+}
+
+Json taskJson(const tasks::TaskSpec &task) {
+  Json shapes = Json::array();
+  for (const tasks::Shape &shape : task.shapes) {
+    Json object = Json::object();
+    for (const std::string &symbol : task.symbols)
+      if (auto it = shape.find(symbol); it != shape.end()) object[symbol] = it->second;
+    shapes.push_back(std::move(object));
+  }
+  Json params = Json::array();
+  for (const tasks::ParamSpec &param : task.params) {
+    params.push_back({{"name", param.name},
+                      {"type", typeText(param)},
+                      {"role", tasks::paramRoleName(param.role)},
+                      {"count", param.isPointer ? Json(tasks::toString(param.count)) : Json(nullptr)},
+                      {"value", param.isPointer ? Json(nullptr) : Json(scalarValueText(param))}});
+  }
+  auto dims = [](const std::array<tasks::Expression, 3> &expressions) {
+    Json out = Json::array();
+    for (const tasks::Expression &expression : expressions) out.push_back(tasks::toString(expression));
+    return out;
+  };
+  tasks::Tolerance tolerance = effectiveTolerance(task);
+  return {{"name", task.name},
+          {"level", task.level},
+          {"description", task.description},
+          {"kernel", task.kernel},
+          {"tags", task.tags},
+          {"symbols", task.symbols},
+          {"shapes", std::move(shapes)},
+          {"small_shapes", task.smallShapes},
+          {"params", std::move(params)},
+          {"tolerance", {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}}},
+          {"cost", {{"flops", optionalExpressionJson(task.cost.flops)}, {"bytes", optionalExpressionJson(task.cost.bytes)}}},
+          {"launch", {{"block", dims(task.launch.block)}, {"grid", dims(task.launch.grid)}, {"smem", tasks::toString(task.launch.smem)}}},
+          {"folder", task.folder.string()}};
+}
+
+/// Rows of cells rendered with left-aligned, space-padded columns.
+std::string tableText(const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> widths;
+  for (const auto &row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (widths.size() <= i) widths.push_back(0);
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  std::string out;
+  for (const auto &row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back(); // an empty last cell
+    out += line + "\n";
+  }
+  return out;
+}
+
+int runList(const TaskOptions &options) {
+  std::optional<tasks::Suite> suite = loadSuiteFor(options);
+  if (!suite) return kExitUsage;
+  std::vector<const tasks::TaskSpec *> selected;
+  for (const tasks::TaskSpec &task : suite->tasks)
+    if (options.level == 0 || task.level == options.level) selected.push_back(&task);
+
+  if (options.format == "json") {
+    Json out = Json::array();
+    for (const tasks::TaskSpec *task : selected) out.push_back(taskJson(*task));
+    std::cout << out.dump(2) << '\n';
+  } else {
+    std::vector<std::vector<std::string>> rows = {{"NAME", "LEVEL", "KERNEL", "SHAPES (* small)", "TAGS"}};
+    for (const tasks::TaskSpec *task : selected)
+      rows.push_back({task->name, fmt::format("L{}", task->level), task->kernel, compactShapes(*task),
+                      joined(task->tags, ",")});
+    std::cout << tableText(rows);
+    std::cout << fmt::format("{} task{}\n", selected.size(), selected.size() == 1 ? "" : "s");
+  }
+  reportBroken(suite->errors);
+  return suite->errors.empty() ? kExitOk : kExitErrors;
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string showText(const tasks::TaskSpec &task) {
+  std::string out = fmt::format("task {} (level {})\n", task.name, task.level);
+  out += fmt::format("  {}\n", task.description);
+  out += fmt::format("folder:    {}\n", task.folder.string());
+  if (!task.tags.empty()) out += fmt::format("tags:      {}\n", joined(task.tags, ", "));
+  out += fmt::format("signature: {}\n", signatureLine(task));
+
+  out += "params:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const tasks::ParamSpec &param : task.params) {
+    std::vector<std::string> row = {"  " + param.name, typeText(param), tasks::paramRoleName(param.role)};
+    if (param.isPointer) {
+      row.push_back("count=" + tasks::toString(param.count));
+      row.push_back(param.role == tasks::ParamRole::Output ? std::string() : "init=" + initText(param.init));
+    } else {
+      row.push_back("value=" + scalarValueText(param));
+      row.push_back("");
+    }
+    rows.push_back(std::move(row));
+  }
+  out += tableText(rows);
+
+  out += fmt::format("shapes:    ({}; * small)\n", joined(task.symbols, ", "));
+  for (size_t i = 0; i < task.shapes.size(); ++i)
+    out += fmt::format("  [{}] {}{}\n", i, compactShape(task, task.shapes[i]), isSmall(task, i) ? " *" : "");
+
+  out += "tolerance: |got - want| <= atol + rtol * |want|\n";
+  for (const tasks::ParamSpec &param : task.params) {
+    if (!isOutput(param)) continue;
+    tasks::Tolerance tolerance = tasks::toleranceFor(task, param.type);
+    bool exact = !tasks::isFloatingType(param.type) && !tolerance.atolGiven;
+    if (exact)
+      out += fmt::format("  {} ({}): exact\n", param.name, tasks::elementTypeName(param.type));
+    else
+      out += fmt::format("  {} ({}): atol={:g}{} rtol={:g}{}\n", param.name, tasks::elementTypeName(param.type),
+                         tolerance.atol, tolerance.atolGiven ? "" : " (default)", tolerance.rtol,
+                         tolerance.rtolGiven ? "" : " (default)");
+  }
+
+  out += "cost:\n";
+  out += fmt::format("  flops = {}\n", task.cost.flops ? tasks::toString(*task.cost.flops) : std::string("unknown"));
+  out += fmt::format("  bytes = {}\n", task.cost.bytes ? tasks::toString(*task.cost.bytes) : std::string("unknown"));
+
+  auto dims = [](const std::array<tasks::Expression, 3> &expressions) {
+    return fmt::format("({}, {}, {})", tasks::toString(expressions[0]), tasks::toString(expressions[1]),
+                       tasks::toString(expressions[2]));
+  };
+  out += fmt::format("launch:    block={} grid={} smem={}\n", dims(task.launch.block), dims(task.launch.grid),
+                     tasks::toString(task.launch.smem));
+
+  out += fmt::format("\nreference ({}):\n", (task.folder / "reference.cu").string());
+  out += task.referenceSource;
+  if (!task.referenceSource.empty() && task.referenceSource.back() != '\n') out += '\n';
+  return out;
+}
+
+int runShow(const TaskOptions &options) {
+  std::optional<tasks::Suite> suite = loadSuiteFor(options);
+  if (!suite) return kExitUsage;
+  auto found = std::find_if(suite->tasks.begin(), suite->tasks.end(),
+                            [&](const tasks::TaskSpec &task) { return task.name == options.name; });
+  if (found != suite->tasks.end()) {
+    if (options.format == "json") {
+      Json out = taskJson(*found);
+      out["reference"] = found->referenceSource;
+      std::cout << out.dump(2) << '\n';
+    } else {
+      std::cout << showText(*found);
+    }
+    return kExitOk;
+  }
+
+  // A broken folder of that name: its errors are the answer.
+  std::vector<tasks::TaskLoadError> matching;
+  for (const tasks::TaskLoadError &broken : suite->errors)
+    if (broken.folder.filename() == options.name) matching.push_back(broken);
+  if (!matching.empty()) {
+    reportBroken(matching);
+    return kExitErrors;
+  }
+
+  std::string message = fmt::format("ptxforge: error: unknown task '{}'", options.name);
+  const tasks::TaskSpec *nearest = nullptr;
+  size_t best = 0;
+  for (const tasks::TaskSpec &task : suite->tasks) {
+    size_t distance = editDistance(options.name, task.name);
+    if (!nearest || distance < best) nearest = &task, best = distance;
+  }
+  if (nearest) message += fmt::format("; did you mean '{}'?", nearest->name);
+  fmt::print(stderr, "{}\n", message);
+  std::vector<std::string> names;
+  for (const tasks::TaskSpec &task : suite->tasks) names.push_back(task.name);
+  fmt::print(stderr, "known tasks: {}\n", names.empty() ? std::string("none") : joined(names, ", "));
+  if (!suite->errors.empty()) reportBroken(suite->errors);
+  return kExitUsage;
+}
+
+void addTasksDir(CLI::App *command, TaskOptions &options) {
+  command->add_option("--tasks-dir", options.tasksDirs,
+                      "Extra task search root, searched before $PTXFORGE_TASKS_DIR and the built-in suite "
+                      "(repeatable)");
+}
+
+void addFormat(CLI::App *command, TaskOptions &options) {
+  command->add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_val("text");
+}
+
+} // namespace
+
+void registerTaskCommands(CLI::App &app, int &exitCode) {
+  // The options live as long as the callbacks that own them (the app's subcommands).
+  auto options = std::make_shared<TaskOptions>();
+
+  CLI::App *list = app.add_subcommand("tasks", "List the task suite (built-in, --tasks-dir, $PTXFORGE_TASKS_DIR)");
+  addTasksDir(list, *options);
+  list->add_option("--level", options->level, "Only tasks of this level (1 memory-bound, 2 reductions, 3 compute)")
+      ->check(CLI::Range(1, 3));
+  addFormat(list, *options);
+  list->callback([options, &exitCode] { exitCode = runList(*options); });
+
+  CLI::App *task = app.add_subcommand("task", "Inspect one task");
+  task->require_subcommand(1);
+  CLI::App *show = task->add_subcommand("show", "Print a task's spec and its reference kernel");
+  show->add_option("name", options->name, "Task name (see `ptxforge tasks`)")->required();
+  addTasksDir(show, *options);
+  addFormat(show, *options);
+  show->callback([options, &exitCode] { exitCode = runShow(*options); });
+}
+
+} // namespace ptxforge::cli
