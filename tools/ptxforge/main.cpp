@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 no errors, 1 the input has errors, 2 usage or I/O problems.
 #include "Commands.h"
+#include "TaskCommands.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,7 @@ int main(int argc, char **argv) {
 
   ptxforge::cli::Options options;
   ptxforge::cli::registerCommands(app, options);
+  ptxforge::cli::registerTaskCommands(app, options.exitCode);
 
   try {
     app.parse(argc, argv);
