@@ -1,0 +1,299 @@
+// The gate's protocol, end to end on the CPU: a host-memory Executor runs the
+// task's kernel as a C++ function, so guard zones, NaN pre-fill, trials,
+// verdicts and the JSON result are checked in CI without a GPU.
+#include "verify/Check.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+using namespace ptxforge;
+
+namespace {
+
+/// What a fake kernel sees: one pointer or scalar per parameter.
+struct FakeArgs {
+  std::vector<uint8_t *> pointers; ///< nullptr for scalars
+  std::vector<const uint8_t *> scalars;
+  float f32(size_t i) const { float v; std::memcpy(&v, scalars[i], 4); return v; }
+  int32_t i32(size_t i) const { int32_t v; std::memcpy(&v, scalars[i], 4); return v; }
+  float *floats(size_t i) const { return reinterpret_cast<float *>(pointers[i]); }
+};
+
+using FakeKernel = std::function<Result<void>(const exec::LaunchConfig &, const FakeArgs &)>;
+
+/// Buffers in host memory; the first loaded module runs `reference`, the
+/// second `candidate` (check() loads them in that order).
+class HostExecutor : public exec::Executor {
+public:
+  HostExecutor(FakeKernel reference, FakeKernel candidate, float candidateMs = 0.5f)
+      : kernels_{std::move(reference), std::move(candidate)}, candidateMs_(candidateMs) {
+    properties_.name = "host test executor";
+    properties_.smMajor = 9;
+    properties_.backend = "host";
+  }
+  const exec::DeviceProperties &properties() const override { return properties_; }
+  Result<exec::BufferHandle> allocate(uint64_t bytes) override {
+    buffers_[next_] = std::vector<uint8_t>(bytes, 0x00);
+    return exec::BufferHandle{next_++};
+  }
+  Result<void> free(exec::BufferHandle buffer) override {
+    buffers_.erase(buffer.value);
+    return {};
+  }
+  Result<void> copyToDevice(exec::BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) override {
+    std::memcpy(buffers_.at(dst.value).data() + offset, src, bytes);
+    return {};
+  }
+  Result<void> copyToHost(void *dst, exec::BufferHandle src, uint64_t offset, uint64_t bytes) override {
+    std::memcpy(dst, buffers_.at(src.value).data() + offset, bytes);
+    return {};
+  }
+  Result<void> memset(exec::BufferHandle dst, uint64_t offset, uint8_t value, uint64_t bytes) override {
+    std::memset(buffers_.at(dst.value).data() + offset, value, bytes);
+    return {};
+  }
+  Result<exec::ModuleHandle> loadModule(const std::vector<uint8_t> &image, exec::ModuleFormat) override {
+    EXPECT_FALSE(image.empty());
+    return exec::ModuleHandle{modules_++};
+  }
+  Result<void> unloadModule(exec::ModuleHandle) override { return {}; }
+  Result<exec::KernelInfo> getKernel(exec::ModuleHandle module, const std::string &) override {
+    exec::KernelInfo info;
+    info.handle = exec::KernelHandle{module.value};
+    return info;
+  }
+  Result<void> launch(exec::KernelHandle kernel, const exec::LaunchConfig &config,
+                      const exec::PackedArgs &args) override {
+    FakeArgs fake;
+    for (const exec::PackedArgs::Slot &slot : args.slots) {
+      if (slot.isBuffer) {
+        uint64_t id = 0;
+        std::memcpy(&id, args.bytes.data() + slot.offset, 8);
+        fake.pointers.push_back(buffers_.at(id).data() + slot.bufferOffset);
+        fake.scalars.push_back(nullptr);
+      } else {
+        fake.pointers.push_back(nullptr);
+        fake.scalars.push_back(args.bytes.data() + slot.offset);
+      }
+    }
+    ++launches_[kernel.value];
+    return kernels_.at(kernel.value)(config, fake);
+  }
+  Result<void> synchronize() override { return {}; }
+  Result<std::vector<float>> timeLaunch(exec::KernelHandle kernel, const exec::LaunchConfig &config,
+                                        const exec::PackedArgs &args, const exec::TimingOptions &options) override {
+    std::vector<float> times;
+    for (uint32_t i = 0; i < options.warmupLaunches + options.repetitions; ++i) {
+      if (Result<void> ran = launch(kernel, config, args); !ran) return ran.error();
+      if (i >= options.warmupLaunches) times.push_back(kernel.value == 0 ? 1.0f : candidateMs_);
+    }
+    return times;
+  }
+  Result<void> flushL2() override { return {}; }
+
+  std::map<uint64_t, int> launches_;
+
+private:
+  exec::DeviceProperties properties_;
+  std::map<uint64_t, std::vector<uint8_t>> buffers_;
+  uint64_t next_ = 1;
+  uint64_t modules_ = 0;
+  std::vector<FakeKernel> kernels_;
+  float candidateMs_;
+};
+
+/// saxpy over all n elements (the geometry is the real kernel's business);
+/// `edit` perturbs it after each element.
+FakeKernel saxpy(std::function<void(int64_t i, int32_t n, float *y)> edit = nullptr) {
+  return [edit](const exec::LaunchConfig &, const FakeArgs &args) -> Result<void> {
+    const float *x = args.floats(0);
+    float *y = args.floats(1);
+    float a = args.f32(2);
+    int32_t n = args.i32(3);
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = a * x[i] + y[i];
+      if (edit) edit(i, n, y);
+    }
+    return {};
+  };
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+class Gate : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Result<tasks::TaskSpec> loaded = tasks::loadTask(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/L1/saxpy");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    task = *loaded;
+    candidate = readFile(std::string(PTXFORGE_SOURCE_DIR) + "/examples/saxpy.ptx");
+    options.shapeIndices = task.smallShapes; // n=65536 and the ragged n=33
+    options.trials = 2;
+    options.timingRounds = 3;
+  }
+  Result<verify::CheckResult> run(HostExecutor &executor) { return verify::check(task, candidate, &executor, options); }
+
+  tasks::TaskSpec task;
+  std::string candidate;
+  verify::CheckOptions options;
+};
+
+} // namespace
+
+TEST_F(Gate, CorrectCandidateIsTimedAgainstTheBaseline) {
+  HostExecutor executor(saxpy(), saxpy(), 0.5f);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Correct) << result->summary;
+  EXPECT_EQ(result->stage, "done");
+  // 2 shapes x 2 trials, plus the re-check after timing.
+  EXPECT_EQ(result->trials.size(), 5u);
+  EXPECT_TRUE(result->trials.back().afterTiming);
+  ASSERT_EQ(result->benchmarks.size(), 1u);
+  EXPECT_DOUBLE_EQ(result->benchmarks[0].speedup, 2.0);
+  EXPECT_EQ(result->benchmarks[0].candidate.samples, 15u);
+  // The candidate's directive (4 elements per thread) was honoured: n=65536 → 64 blocks.
+  EXPECT_EQ(result->trials[0].launch.grid[0], 64u);
+  nlohmann::json json = verify::toJson(*result);
+  EXPECT_EQ(json["verdict"], "correct");
+  EXPECT_EQ(json["provenance"]["task"], "saxpy");
+  EXPECT_EQ(json["timing"][0]["speedup"], 2.0);
+}
+
+TEST_F(Gate, UnwrittenOutputsFailBecauseTheyStartAsNaN) {
+  // The candidate skips every element past n/2: its outputs keep the NaN fill.
+  auto partial = [](const exec::LaunchConfig &, const FakeArgs &args) -> Result<void> {
+    float *y = args.floats(1);
+    const float *x = args.floats(0);
+    int32_t n = args.i32(3);
+    for (int32_t i = 0; i < n / 2; ++i) y[i] = args.f32(2) * x[i] + y[i];
+    return {};
+  };
+  HostExecutor executor(saxpy(), partial);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Wrong);
+  EXPECT_NE(result->summary.find("'y' differs"), std::string::npos) << result->summary;
+  EXPECT_NE(result->summary.find("first at index 32768"), std::string::npos) << result->summary;
+}
+
+TEST_F(Gate, WritesPastTheEndHitTheGuardZone) {
+  // An off-by-one bounds check writes y[n] on every shape.
+  auto offByOne = saxpy([](int64_t i, int32_t n, float *y) {
+    if (i == n - 1) y[n] = 1.0f;
+  });
+  HostExecutor executor(saxpy(), offByOne);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Wrong);
+  EXPECT_NE(result->summary.find("out-of-bounds write"), std::string::npos) << result->summary;
+  EXPECT_EQ(result->trials.back().outputs.back().guardBytesAfter, 4u);
+}
+
+TEST_F(Gate, WritesBeforeTheStartHitTheGuardZone) {
+  auto underflow = saxpy([](int64_t i, int32_t, float *y) {
+    if (i == 0) y[-1] = 2.0f;
+  });
+  HostExecutor executor(saxpy(), underflow);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->verdict, verify::Verdict::Wrong);
+  EXPECT_NE(result->summary.find("before the start of 'y'"), std::string::npos) << result->summary;
+}
+
+TEST_F(Gate, ExecutorFailuresBecomeVerdicts) {
+  struct Case {
+    exec::ExecErrorKind kind;
+    verify::Verdict verdict;
+  } cases[] = {{exec::ExecErrorKind::Crashed, verify::Verdict::Crashed},
+               {exec::ExecErrorKind::Timeout, verify::Verdict::Timeout},
+               {exec::ExecErrorKind::LaunchError, verify::Verdict::LaunchError},
+               {exec::ExecErrorKind::OutOfResources, verify::Verdict::LaunchError}};
+  for (const Case &c : cases) {
+    auto failing = [&c](const exec::LaunchConfig &, const FakeArgs &) -> Result<void> {
+      return exec::makeExecError(c.kind, "CUDA_ERROR_SOMETHING in a test");
+    };
+    HostExecutor executor(saxpy(), failing);
+    Result<verify::CheckResult> result = run(executor);
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    EXPECT_EQ(result->verdict, c.verdict) << result->summary;
+    EXPECT_NE(result->executorError.find("CUDA_ERROR_SOMETHING"), std::string::npos);
+  }
+}
+
+TEST_F(Gate, AKernelThatChangesAfterTimingFailsTheRecheck) {
+  // Correct at first, wrong once it has been launched many times (state kept
+  // across launches, as a cheat that caches results would).
+  auto counter = std::make_shared<int>(0);
+  auto drifting = [counter](const exec::LaunchConfig &config, const FakeArgs &args) -> Result<void> {
+    Result<void> ran = saxpy()(config, args);
+    if (++*counter > 10) args.floats(1)[0] += 1.0f;
+    return ran;
+  };
+  HostExecutor executor(saxpy(), drifting);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->verdict, verify::Verdict::Wrong);
+  EXPECT_EQ(result->stage, "benchmark");
+  EXPECT_NE(result->summary.find("re-checked after timing"), std::string::npos) << result->summary;
+}
+
+TEST_F(Gate, StaticGateChecks) {
+  EXPECT_TRUE(verify::gateChecks(task, candidate).empty());
+  std::string renamed = candidate;
+  renamed.replace(renamed.find(".entry saxpy("), 13, ".entry saxpy2(");
+  std::vector<ptx::Diagnostic> missing = verify::gateChecks(task, renamed);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].code, "missing-kernel");
+  EXPECT_NE(missing[0].message.find("`saxpy2`"), std::string::npos);
+
+  std::string wrongType = candidate;
+  wrongType.replace(wrongType.find(".param .f32 saxpy_param_a"), 25, ".param .f64 saxpy_param_a");
+  std::vector<ptx::Diagnostic> mismatch = verify::gateChecks(task, wrongType);
+  ASSERT_EQ(mismatch.size(), 1u);
+  EXPECT_EQ(mismatch[0].code, "signature-mismatch");
+
+  std::string timer = candidate;
+  timer.replace(timer.find("\tmov.u32 \t%r4, %tid.x;"), 22, "\tmov.u32 \t%r4, %clock;");
+  std::vector<ptx::Diagnostic> timed = verify::gateChecks(task, timer);
+  ASSERT_EQ(timed.size(), 1u);
+  EXPECT_EQ(timed[0].code, "timer-read");
+}
+
+TEST_F(Gate, StopsAtTheFirstFailingStage) {
+  HostExecutor executor(saxpy(), saxpy());
+  std::string broken = candidate;
+  broken.replace(broken.find("fma.rn.f32 \t%f10"), 10, "fmaa.rn.f32");
+  Result<verify::CheckResult> lintError = verify::check(task, broken, &executor, options);
+  ASSERT_TRUE(lintError.ok());
+  EXPECT_EQ(lintError->verdict, verify::Verdict::LintError);
+  EXPECT_EQ(lintError->stage, "lint");
+  EXPECT_TRUE(executor.launches_.empty()); // nothing ran
+
+  std::string timer = candidate;
+  timer.replace(timer.find("\tmov.u32 \t%r4, %tid.x;"), 22, "\tmov.u32 \t%r4, %clock;");
+  Result<verify::CheckResult> rejected = verify::check(task, timer, &executor, options);
+  ASSERT_TRUE(rejected.ok());
+  EXPECT_EQ(rejected->verdict, verify::Verdict::Rejected);
+
+  // No executor: lint and compile still run; the gate says why it stopped.
+  verify::CheckResult partial;
+  Result<verify::CheckResult> noGpu = verify::check(task, candidate, nullptr, options, &partial);
+  ASSERT_FALSE(noGpu.ok());
+  EXPECT_EQ(noGpu.error().kind, ErrorKind::ToolMissing);
+  EXPECT_EQ(partial.stage, "compile");
+  ASSERT_TRUE(partial.compile.has_value());
+  EXPECT_TRUE(partial.compile->ok);
+}
