@@ -294,6 +294,100 @@ int runCheck(const Options &options) {
   return result.verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
 }
 
+/// `ptxforge baseline [NAME...]`: every selected task's reference checked
+/// against itself, as a table of the nvcc baseline's time, throughput and
+/// resources. A speedup far from 1.00 means the measurement is noisy.
+int runBaseline(const Options &options) {
+  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
+  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
+  if (!suite) {
+    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
+    return kExitUsage;
+  }
+  std::vector<const tasks::TaskSpec *> selected;
+  for (const tasks::TaskSpec &task : suite->tasks) {
+    bool named = options.baselineTasks.empty() ||
+                 std::find(options.baselineTasks.begin(), options.baselineTasks.end(), task.name) != options.baselineTasks.end();
+    if (named && (options.level == 0 || task.level == options.level)) selected.push_back(&task);
+  }
+  for (const std::string &name : options.baselineTasks)
+    if (std::none_of(selected.begin(), selected.end(), [&](const tasks::TaskSpec *t) { return t->name == name; })) {
+      fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", name);
+      return kExitUsage;
+    }
+  Result<std::unique_ptr<exec::Executor>> executor = exec::createIsolatedExecutor();
+  if (!executor) {
+    fmt::print(stderr, "ptxforge: error: baseline needs a GPU: {}\n", executor.error().message);
+    return kExitUsage;
+  }
+  const exec::DeviceProperties &device = (*executor)->properties();
+  verify::CheckOptions checkOptions;
+  checkOptions.arch = options.checkArch;
+  checkOptions.seed = options.seed;
+  checkOptions.trials = options.trials;
+  checkOptions.timingRounds = options.timingRounds;
+  checkOptions.launchTimeoutMs = options.launchTimeoutMs;
+
+  nlohmann::json all = nlohmann::json::array();
+  std::string table = fmt::format("Baselines on {} ({}), NVRTC references, seed {}\n\n", device.name, device.arch(),
+                                  options.seed);
+  table += "| task | level | timed shape | median ms [p10, p90] | self speedup | GB/s | GFLOP/s | DRAM peak | "
+           "registers | spill B (st/ld) | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  bool allCorrect = true;
+  for (const tasks::TaskSpec *task : selected) {
+    Result<tasks::CompiledReference> reference =
+        tasks::compileReference(*task, options.checkArch.empty() ? device.arch() : options.checkArch);
+    if (!reference) {
+      fmt::print(stderr, "ptxforge: error: {}: {}\n", task->name, reference.error().message);
+      allCorrect = false;
+      continue;
+    }
+    Result<verify::CheckResult> checked = verify::check(*task, reference->ptx, executor->get(), checkOptions);
+    if (!checked) {
+      fmt::print(stderr, "ptxforge: error: {}: {}\n", task->name, checked.error().message);
+      allCorrect = false;
+      continue;
+    }
+    const verify::CheckResult &result = *checked;
+    allCorrect = allCorrect && result.verdict == verify::Verdict::Correct;
+    nlohmann::json json = verify::toJson(result);
+    json["level"] = task->level;
+    all.push_back(std::move(json));
+    std::string timing = "-", speedup = "-", gbps = "-", gflops = "-", peak = "-", shape = "-";
+    if (!result.benchmarks.empty()) {
+      const verify::BenchmarkReport &b = result.benchmarks.front();
+      shape = tasks::shapeToString(b.shape);
+      timing = fmt::format("{:.4f} [{:.4f}, {:.4f}]", b.baseline.median, b.baseline.p10, b.baseline.p90);
+      speedup = fmt::format("{:.3f} [{:.3f}, {:.3f}]", b.speedup, b.speedupLow, b.speedupHigh);
+      if (b.baselineGbps) gbps = fmt::format("{:.0f}", *b.baselineGbps);
+      if (b.baselineGflops) gflops = fmt::format("{:.0f}", *b.baselineGflops);
+      if (b.baselineGbps && device.peakMemoryBandwidthGBs() > 0)
+        peak = fmt::format("{:.0f}%", 100.0 * *b.baselineGbps / device.peakMemoryBandwidthGBs());
+    }
+    std::string registers = "-", spills = "-";
+    if (result.compile) {
+      registers = std::to_string(result.compile->resources.registers);
+      spills = fmt::format("{}/{}", result.compile->resources.spillStoreBytes, result.compile->resources.spillLoadBytes);
+    }
+    table += fmt::format("| {} | L{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", task->name, task->level, shape,
+                         timing, speedup, gbps, gflops, peak, registers, spills, verify::verdictName(result.verdict));
+    std::cerr << "baseline " << task->name << ": " << result.summary << '\n';
+  }
+  if (!options.outputJson.empty()) {
+    std::ofstream out(options.outputJson);
+    out << all.dump(2) << '\n';
+    if (!out) {
+      fmt::print(stderr, "ptxforge: error: cannot write '{}'\n", options.outputJson);
+      return kExitUsage;
+    }
+  }
+  if (options.format == "json")
+    std::cout << all.dump(2) << '\n';
+  else
+    std::cout << table;
+  return allCorrect ? kExitOk : kExitErrors;
+}
+
 /// `ptxforge reference NAME`: the PTX NVRTC makes of a task's reference.
 int runReference(const Options &options) {
   std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
@@ -381,6 +475,19 @@ void registerCommands(CLI::App &app, Options &options) {
   check->add_flag("--no-bench", options.noBench, "Check correctness only");
   check->add_flag("--no-lint", options.noLint, "Go on past lint errors (to find lint false positives)");
   check->callback([&options] { options.exitCode = runCheck(options); });
+
+  CLI::App *baseline = app.add_subcommand("baseline", "Check every task's reference against itself on the GPU: the nvcc baseline table");
+  baseline->add_option("tasks", options.baselineTasks, "Task names (default: the whole suite)");
+  baseline->add_option("--level", options.level, "Only tasks of this level")->check(CLI::Range(1, 3));
+  baseline->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
+  baseline->add_option("--arch", options.checkArch, "Target architecture (default: the device's)");
+  baseline->add_option("--seed", options.seed, "Seed of the random inputs")->default_val(1);
+  baseline->add_option("--trials", options.trials, "Trials per shape")->check(CLI::Range(1, 100))->default_val(3);
+  baseline->add_option("--timing-rounds", options.timingRounds, "Interleaved timing rounds")->default_val(10);
+  baseline->add_option("--timeout-ms", options.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
+  baseline->add_option("--json", options.outputJson, "Also write every check result as JSON here");
+  addFormat(baseline, options);
+  baseline->callback([&options] { options.exitCode = runBaseline(options); });
 
   CLI::App *reference = app.add_subcommand("reference", "Print the PTX that NVRTC makes of a task's reference kernel");
   reference->add_option("task", options.task, "Task name")->required();

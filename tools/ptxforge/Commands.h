@@ -31,12 +31,16 @@ struct Options {
   bool noBench = false;
   int timingRounds = 10;
   uint32_t launchTimeoutMs = 10000;
+  // baseline
+  std::vector<std::string> baselineTasks;
+  int level = 0;
+  std::string outputJson;
   int exitCode = 0;
 };
 
 std::string_view versionString();
 
-/// Adds `lint`, `fmt`, `compile` and `check` to the app; their callbacks set `options.exitCode`.
+/// Adds `lint`, `fmt`, `compile`, `check`, `baseline` and `reference` to the app; their callbacks set `options.exitCode`.
 void registerCommands(CLI::App &app, Options &options);
 
 } // namespace ptxforge::cli
