@@ -5,6 +5,8 @@
 // candidate and baseline with the L2 flushed before every repetition.
 #include "verify/Check.h"
 
+#include "verify/Ceilings.h"
+
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"
 #include "tasks/Inputs.h"
@@ -311,6 +313,11 @@ public:
         if (peak > 0) report.bandwidthFraction = *report.gbps / peak;
       }
     }
+    // Measured ceilings, when `ptxforge device` has cached them for this device.
+    if (std::optional<DeviceCeilings> ceilings = loadCachedCeilings(executor_.properties().name)) {
+      if (report.gbps && ceilings->copyGBs > 0) report.copyCeilingFraction = *report.gbps / ceilings->copyGBs;
+      if (report.gflops && ceilings->fp32Gflops > 0) report.fp32CeilingFraction = *report.gflops / ceilings->fp32Gflops;
+    }
     return std::optional<BenchmarkReport>(std::move(report));
   }
 
@@ -544,7 +551,13 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
   result.benchmarks.push_back(std::move(**bench));
   const BenchmarkReport &report = result.benchmarks.back();
 
-  // A figure above the machine's ceiling is a measurement bug or a cheat.
+  // A figure above the machine's ceiling is a measurement bug or a cheat. The
+  // measured copy ceiling gets 10% headroom (a candidate may stream better than
+  // the simple copy that measured it); the theoretical peak gets 5%.
+  if (report.copyCeilingFraction && *report.copyCeilingFraction > 1.10)
+    return finish(Verdict::Rejected, "benchmark",
+                  fmt::format("rejected: {:.0f} GB/s is {:.0f}% of the measured copy ceiling; implausible",
+                              report.gbps.value_or(0), 100 * *report.copyCeilingFraction));
   if (report.bandwidthFraction && *report.bandwidthFraction > 1.05)
     return finish(Verdict::Rejected, "benchmark",
                   fmt::format("rejected: {:.0f} GB/s is above the device's {:.0f} GB/s DRAM peak; implausible",
@@ -616,7 +629,9 @@ nlohmann::json toJson(const CheckResult &result) {
                        {"speedup_band", {b.speedupLow, b.speedupHigh}}, {"gflops", optionalJson(b.gflops)},
                        {"gbps", optionalJson(b.gbps)}, {"baseline_gflops", optionalJson(b.baselineGflops)},
                        {"baseline_gbps", optionalJson(b.baselineGbps)},
-                       {"dram_bandwidth_fraction", optionalJson(b.bandwidthFraction)}});
+                       {"dram_bandwidth_fraction", optionalJson(b.bandwidthFraction)},
+                       {"copy_ceiling_fraction", optionalJson(b.copyCeilingFraction)},
+                       {"fp32_ceiling_fraction", optionalJson(b.fp32CeilingFraction)}});
   return {{"verdict", verdictName(result.verdict)},
           {"stage", result.stage},
           {"summary", result.summary},

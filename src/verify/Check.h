@@ -75,6 +75,8 @@ struct BenchmarkReport {
   std::optional<double> gflops, gbps; ///< candidate, from the task's cost formulas
   std::optional<double> baselineGflops, baselineGbps;
   std::optional<double> bandwidthFraction; ///< of the device's theoretical DRAM bandwidth
+  /// Of the measured ceilings (`ptxforge device`), when they are cached for this device.
+  std::optional<double> copyCeilingFraction, fp32CeilingFraction;
 };
 
 /// Everything one check found: the Result contract of DESIGN.md.

@@ -1,6 +1,8 @@
 // The gate's protocol, end to end on the CPU: a host-memory Executor runs the
 // task's kernel as a C++ function, so guard zones, NaN pre-fill, trials,
 // verdicts and the JSON result are checked in CI without a GPU.
+#include "ptx/Lint.h"
+#include "verify/Ceilings.h"
 #include "verify/Check.h"
 
 #include <gtest/gtest.h>
@@ -296,4 +298,17 @@ TEST_F(Gate, StopsAtTheFirstFailingStage) {
   EXPECT_EQ(partial.stage, "compile");
   ASSERT_TRUE(partial.compile.has_value());
   EXPECT_TRUE(partial.compile->ok);
+}
+
+TEST(Ceilings, MeasuringKernelsLintCleanAndCompile) {
+  for (const auto &[name, ptx] : verify::ceilingKernels("sm_90")) {
+    std::vector<ptx::Diagnostic> diagnostics = ptx::lintSource(ptx);
+    EXPECT_FALSE(ptx::hasErrors(diagnostics)) << name << ": " << (diagnostics.empty() ? "" : diagnostics[0].message);
+    toolchain::CompileOptions options;
+    options.arch = "sm_90";
+    Result<toolchain::CompileResult> compiled = toolchain::compilePtx(ptx, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+    EXPECT_TRUE(compiled->ok) << name << ":\n" << compiled->errorLog;
+    EXPECT_EQ(compiled->resources.spillStoreBytes, 0) << name;
+  }
 }

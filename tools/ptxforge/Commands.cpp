@@ -9,6 +9,7 @@
 #include "toolchain/SassStats.h"
 #include "exec/IsolatedExecutor.h"
 #include "tasks/TaskSpec.h"
+#include "verify/Ceilings.h"
 #include "verify/Check.h"
 #include "tasks/Reference.h"
 
@@ -388,6 +389,48 @@ int runBaseline(const Options &options) {
   return allCorrect ? kExitOk : kExitErrors;
 }
 
+/// `ptxforge device`: the device, and its measured ceilings (cached per device).
+int runDevice(const Options &options) {
+  Result<std::unique_ptr<exec::Executor>> executor = exec::createIsolatedExecutor();
+  if (!executor) {
+    fmt::print(stderr, "ptxforge: error: {}\n", executor.error().message);
+    return kExitUsage;
+  }
+  const exec::DeviceProperties &device = (*executor)->properties();
+  std::optional<verify::DeviceCeilings> ceilings = verify::loadCachedCeilings(device.name);
+  bool measured = false;
+  if (!ceilings || options.refresh) {
+    Result<verify::DeviceCeilings> fresh = verify::measureCeilings(**executor);
+    if (!fresh) {
+      fmt::print(stderr, "ptxforge: error: measuring the ceilings failed: {}\n", fresh.error().message);
+      return kExitErrors;
+    }
+    ceilings = *fresh;
+    measured = true;
+    if (Result<void> stored = verify::storeCeilings(*ceilings); !stored)
+      fmt::print(stderr, "ptxforge: warning: ceilings not cached: {}\n", stored.error().message);
+  }
+  if (options.format == "json") {
+    nlohmann::json out = verify::toJson(*ceilings);
+    out["sms"] = device.multiprocessorCount;
+    out["memory_bytes"] = device.totalMemoryBytes;
+    out["theoretical_dram_gbs"] = device.peakMemoryBandwidthGBs();
+    out["cached"] = !measured;
+    out["cache_file"] = verify::ceilingsCachePath(device.name).string();
+    std::cout << out.dump(2) << '\n';
+  } else {
+    fmt::print("{} ({}), {} SMs, {:.1f} GiB, driver {}\n", device.name, device.arch(), device.multiprocessorCount,
+               static_cast<double>(device.totalMemoryBytes) / (1ull << 30), device.driverVersion);
+    fmt::print("  theoretical DRAM bandwidth: {:.0f} GB/s\n", device.peakMemoryBandwidthGBs());
+    fmt::print("  measured ({}{}): copy {:.0f} GB/s ({:.0f}% of theoretical), FP32 FMA {:.0f} GFLOP/s, FP16 FMA {:.0f} "
+               "GFLOP/s\n",
+               measured ? "now" : "cached ", measured ? "" : ceilings->measuredAt, ceilings->copyGBs,
+               100.0 * ceilings->copyGBs / std::max(1.0, device.peakMemoryBandwidthGBs()), ceilings->fp32Gflops,
+               ceilings->fp16Gflops);
+  }
+  return kExitOk;
+}
+
 /// `ptxforge reference NAME`: the PTX NVRTC makes of a task's reference.
 int runReference(const Options &options) {
   std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
@@ -488,6 +531,11 @@ void registerCommands(CLI::App &app, Options &options) {
   baseline->add_option("--json", options.outputJson, "Also write every check result as JSON here");
   addFormat(baseline, options);
   baseline->callback([&options] { options.exitCode = runBaseline(options); });
+
+  CLI::App *deviceCommand = app.add_subcommand("device", "Show the GPU and its measured ceilings (copy GB/s, FP32/FP16 GFLOP/s)");
+  deviceCommand->add_flag("--refresh", options.refresh, "Measure again instead of using the cached figures");
+  addFormat(deviceCommand, options);
+  deviceCommand->callback([&options] { options.exitCode = runDevice(options); });
 
   CLI::App *reference = app.add_subcommand("reference", "Print the PTX that NVRTC makes of a task's reference kernel");
   reference->add_option("task", options.task, "Task name")->required();

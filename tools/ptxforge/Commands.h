@@ -35,6 +35,7 @@ struct Options {
   std::vector<std::string> baselineTasks;
   int level = 0;
   std::string outputJson;
+  bool refresh = false;
   int exitCode = 0;
 };
 
