@@ -386,7 +386,8 @@ Result<KernelInfo> IsolatedExecutor::getKernel(ModuleHandle module, const std::s
   return info;
 }
 
-Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) {
+Result<Request> IsolatedExecutor::launchRequest(Op op, KernelHandle kernel, const LaunchConfig &config,
+                                                const PackedArgs &args) const {
   Result<uint64_t> remoteKernel = remote(kernels_, kernel.value, "kernel");
   if (!remoteKernel)
     return remoteKernel.error();
@@ -394,11 +395,18 @@ Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &c
   if (!translated)
     return translated.error();
   Request request;
-  request.op = Op::Launch;
+  request.op = op;
   request.handle = *remoteKernel;
   request.config = config;
   request.args = std::move(*translated);
-  Result<Response> answer = call(request, deadline(config.timeoutMs));
+  return request;
+}
+
+Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) {
+  Result<Request> request = launchRequest(Op::Launch, kernel, config, args);
+  if (!request)
+    return request.error();
+  Result<Response> answer = call(*request, deadline(config.timeoutMs));
   if (!answer)
     return answer.error();
   return {};
@@ -417,19 +425,11 @@ Result<void> IsolatedExecutor::synchronize() {
 
 Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
                                                         const PackedArgs &args, const TimingOptions &options) {
-  Result<uint64_t> remoteKernel = remote(kernels_, kernel.value, "kernel");
-  if (!remoteKernel)
-    return remoteKernel.error();
-  Result<PackedArgs> translated = translate(args);
-  if (!translated)
-    return translated.error();
-  Request request;
-  request.op = Op::TimeLaunch;
-  request.handle = *remoteKernel;
-  request.config = config;
-  request.args = std::move(*translated);
-  request.timing = options;
-  Result<Response> answer = call(request, deadline(options.timeoutMs));
+  Result<Request> request = launchRequest(Op::TimeLaunch, kernel, config, args);
+  if (!request)
+    return request.error();
+  request->timing = options;
+  Result<Response> answer = call(*request, deadline(options.timeoutMs));
   if (!answer)
     return answer.error();
   return std::move(answer->timings);

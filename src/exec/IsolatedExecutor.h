@@ -100,6 +100,9 @@ private:
   /// Translates a parent handle into the current worker's, or says why not.
   Result<uint64_t> remote(const std::map<uint64_t, uint64_t> &live, uint64_t id, const char *what) const;
   Result<PackedArgs> translate(const PackedArgs &args) const;
+  /// A Launch or TimeLaunch request: the kernel and buffer handles translated to the worker's.
+  Result<protocol::Request> launchRequest(protocol::Op op, KernelHandle kernel, const LaunchConfig &config,
+                                          const PackedArgs &args) const;
   uint32_t deadline(uint32_t requested) const { return requested ? requested : options_.defaultTimeoutMs; }
 
   IsolatedOptions options_;

@@ -11,6 +11,7 @@
 #include "ptx/Parser.h"
 #include "tasks/Inputs.h"
 #include "tasks/Reference.h"
+#include "toolchain/Json.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -198,12 +199,8 @@ public:
     Result<exec::PackedArgs> args = arguments(*side, shape);
     if (!args) return args.error();
     if (Result<void> ran = executor_.launch(candidate, toConfig(candidateLaunch), *args); !ran) {
-      std::optional<Verdict> verdict = verdictForExecError(ran.error());
-      if (!verdict) return ran.error();
-      result_.verdict = *verdict;
-      result_.executorError = ran.error().message;
-      result_.summary = fmt::format("{} on {} (trial {}): {}", verdictName(*verdict), tasks::shapeToString(shape),
-                                    trial, ran.error().message);
+      if (!recordExecutorFailure(ran.error(), fmt::format("on {} (trial {})", tasks::shapeToString(shape), trial)))
+        return ran.error();
       result_.trials.push_back(std::move(report));
       return false;
     }
@@ -277,15 +274,9 @@ public:
             candidateTurn ? executor_.timeLaunch(candidate, toConfig(candidateLaunch), *candidateArgs, timing)
                           : executor_.timeLaunch(reference, toConfig(referenceLaunch), *referenceArgs, timing);
         if (!times) {
-          if (candidateTurn) {
-            if (std::optional<Verdict> verdict = verdictForExecError(times.error())) {
-              result_.verdict = *verdict;
-              result_.executorError = times.error().message;
-              result_.summary = fmt::format("{} while timing on {}: {}", verdictName(*verdict),
-                                            tasks::shapeToString(shape), times.error().message);
-              return std::optional<BenchmarkReport>();
-            }
-          }
+          if (candidateTurn &&
+              recordExecutorFailure(times.error(), "while timing on " + tasks::shapeToString(shape)))
+            return std::optional<BenchmarkReport>();
           return times.error();
         }
         for (float ms : *times) (candidateTurn ? candidateTimes : baselineTimes).push_back(ms);
@@ -319,6 +310,17 @@ public:
       if (report.gflops && ceilings->fp32Gflops > 0) report.fp32CeilingFraction = *report.gflops / ceilings->fp32Gflops;
     }
     return std::optional<BenchmarkReport>(std::move(report));
+  }
+
+  /// When `error` is the candidate's fault (crash, hang, refused launch), makes
+  /// it the verdict and returns true; otherwise the gate itself failed.
+  bool recordExecutorFailure(const Error &error, const std::string &where) {
+    std::optional<Verdict> verdict = verdictForExecError(error);
+    if (!verdict) return false;
+    result_.verdict = *verdict;
+    result_.executorError = error.message;
+    result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, error.message);
+    return true;
   }
 
   exec::LaunchConfig toConfig(const tasks::ResolvedLaunch &launch) const {
@@ -588,10 +590,6 @@ template <typename T> nlohmann::json optionalJson(const std::optional<T> &value)
 } // namespace
 
 nlohmann::json toJson(const CheckResult &result) {
-  nlohmann::json diagnostics = nlohmann::json::array();
-  for (const ptx::Diagnostic &d : result.diagnostics)
-    diagnostics.push_back({{"code", d.code}, {"severity", ptx::severityName(d.severity)}, {"line", d.line},
-                           {"column", d.column}, {"message", d.message}, {"hint", d.hint}});
   nlohmann::json resources = nullptr;
   if (result.compile) {
     const toolchain::ResourceUsage &r = result.compile->resources;
@@ -635,7 +633,7 @@ nlohmann::json toJson(const CheckResult &result) {
   return {{"verdict", verdictName(result.verdict)},
           {"stage", result.stage},
           {"summary", result.summary},
-          {"diagnostics", std::move(diagnostics)},
+          {"diagnostics", toolchain::toJson(result.diagnostics)},
           {"resources", std::move(resources)},
           {"kernel", result.kernel ? nlohmann::json{{"registers", result.kernel->registerCount},
                                                     {"static_shared_bytes", result.kernel->staticSharedBytes},

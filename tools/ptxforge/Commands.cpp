@@ -213,6 +213,28 @@ int runCompile(const Options &options) {
   return result.ok ? kExitOk : kExitErrors;
 }
 
+/// The suite (built-in, --tasks-dir, $PTXFORGE_TASKS_DIR); the error is printed.
+std::optional<tasks::Suite> loadSuite(const Options &options) {
+  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
+  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
+  if (!suite) {
+    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
+    return std::nullopt;
+  }
+  return std::move(*suite);
+}
+
+/// The gate options that `check` and `baseline` share.
+verify::CheckOptions checkOptionsFrom(const Options &options) {
+  verify::CheckOptions checkOptions;
+  checkOptions.arch = options.checkArch;
+  checkOptions.seed = options.seed;
+  checkOptions.trials = options.trials;
+  checkOptions.timingRounds = options.timingRounds;
+  checkOptions.launchTimeoutMs = options.launchTimeoutMs;
+  return checkOptions;
+}
+
 /// "all", "small", or a comma-separated list of shape indices.
 std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec) {
   std::vector<size_t> indices;
@@ -236,12 +258,8 @@ std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, con
 int runCheck(const Options &options) {
   std::optional<Input> input = readInput(options.input);
   if (!input) return kExitUsage;
-  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
-  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
-  if (!suite) {
-    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
-    return kExitUsage;
-  }
+  std::optional<tasks::Suite> suite = loadSuite(options);
+  if (!suite) return kExitUsage;
   const tasks::TaskSpec *task = nullptr;
   for (const tasks::TaskSpec &candidate : suite->tasks)
     if (candidate.name == options.task) task = &candidate;
@@ -263,14 +281,9 @@ int runCheck(const Options &options) {
       noExecutor = created.error().message;
   }
 
-  verify::CheckOptions checkOptions;
-  checkOptions.arch = options.checkArch;
+  verify::CheckOptions checkOptions = checkOptionsFrom(options);
   checkOptions.shapeIndices = *shapes;
-  checkOptions.seed = options.seed;
-  checkOptions.trials = options.trials;
   checkOptions.benchmark = !options.noBench;
-  checkOptions.timingRounds = options.timingRounds;
-  checkOptions.launchTimeoutMs = options.launchTimeoutMs;
   checkOptions.lint = !options.noLint;
   verify::CheckResult partial;
   Result<verify::CheckResult> checked = verify::check(*task, input->text, executor.get(), checkOptions, &partial);
@@ -299,12 +312,8 @@ int runCheck(const Options &options) {
 /// against itself, as a table of the nvcc baseline's time, throughput and
 /// resources. A speedup far from 1.00 means the measurement is noisy.
 int runBaseline(const Options &options) {
-  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
-  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
-  if (!suite) {
-    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
-    return kExitUsage;
-  }
+  std::optional<tasks::Suite> suite = loadSuite(options);
+  if (!suite) return kExitUsage;
   std::vector<const tasks::TaskSpec *> selected;
   for (const tasks::TaskSpec &task : suite->tasks) {
     bool named = options.baselineTasks.empty() ||
@@ -322,12 +331,7 @@ int runBaseline(const Options &options) {
     return kExitUsage;
   }
   const exec::DeviceProperties &device = (*executor)->properties();
-  verify::CheckOptions checkOptions;
-  checkOptions.arch = options.checkArch;
-  checkOptions.seed = options.seed;
-  checkOptions.trials = options.trials;
-  checkOptions.timingRounds = options.timingRounds;
-  checkOptions.launchTimeoutMs = options.launchTimeoutMs;
+  verify::CheckOptions checkOptions = checkOptionsFrom(options);
 
   nlohmann::json all = nlohmann::json::array();
   std::string table = fmt::format("Baselines on {} ({}), NVRTC references, seed {}\n\n", device.name, device.arch(),
@@ -433,12 +437,8 @@ int runDevice(const Options &options) {
 
 /// `ptxforge reference NAME`: the PTX NVRTC makes of a task's reference.
 int runReference(const Options &options) {
-  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
-  Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
-  if (!suite) {
-    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
-    return kExitUsage;
-  }
+  std::optional<tasks::Suite> suite = loadSuite(options);
+  if (!suite) return kExitUsage;
   for (const tasks::TaskSpec &task : suite->tasks) {
     if (task.name != options.task) continue;
     Result<tasks::CompiledReference> reference =
