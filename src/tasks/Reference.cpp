@@ -144,9 +144,17 @@ std::optional<std::string> readWholeFile(const std::filesystem::path &path) {
   return text.str();
 }
 
+
+bool ptxHasEntry(const std::string &ptx, std::string_view kernelName) {
+  std::vector<std::string> entries = toolchain::entryNames(ptx);
+  return std::find(entries.begin(), entries.end(), kernelName) != entries.end();
+}
+
+} // namespace
+
 /// Writes to a unique temporary file beside `path`, then renames it over
 /// `path`: readers see the old entry or the new one, never half of one.
-bool writeAtomically(const std::filesystem::path &path, std::string_view data) {
+bool writeFileAtomically(const std::filesystem::path &path, std::string_view data) {
   static std::atomic<uint64_t> counter{0};
   std::filesystem::path temporary = path;
   temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -169,13 +177,6 @@ bool writeAtomically(const std::filesystem::path &path, std::string_view data) {
   }
   return true;
 }
-
-bool ptxHasEntry(const std::string &ptx, std::string_view kernelName) {
-  std::vector<std::string> entries = toolchain::entryNames(ptx);
-  return std::find(entries.begin(), entries.end(), kernelName) != entries.end();
-}
-
-} // namespace
 
 std::filesystem::path referenceCacheDir() {
   if (const char *dir = std::getenv("PTXFORGE_CACHE_DIR"); dir && *dir) return dir;
@@ -260,7 +261,7 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   if (options.useCache) {
     std::error_code ec;
     std::filesystem::create_directories(entryPath.parent_path(), ec);
-    if (!ec) writeAtomically(entryPath, encodeEntry(reference)); // best effort: an unwritable cache only costs time
+    if (!ec) writeFileAtomically(entryPath, encodeEntry(reference)); // best effort: an unwritable cache only costs time
   }
   return reference;
 }

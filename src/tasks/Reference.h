@@ -35,6 +35,11 @@ struct ReferenceOptions {
 /// (else a ptxforge folder in the system temp directory when HOME is unset).
 std::filesystem::path referenceCacheDir();
 
+/// Writes `data` to a unique temporary file beside `path`, then renames it
+/// over `path`: readers see the old file or the new one, never half of one.
+/// False (and no temporary left behind) when either step fails.
+bool writeFileAtomically(const std::filesystem::path &path, std::string_view data);
+
 /// The NVRTC options used for `arch` (sm_NN[a|f]): PTX for compute_NN[a|f],
 /// C++17, nvcc's default optimisation, the toolkit headers on the include path.
 std::vector<std::string> nvrtcOptions(std::string_view arch);

@@ -15,7 +15,6 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace ptxforge::verify {
 
@@ -210,15 +209,8 @@ Result<void> storeCeilings(const DeviceCeilings &ceilings) {
   std::filesystem::path path = ceilingsCachePath(ceilings.device);
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
-  std::filesystem::path temporary = path;
-  temporary += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary);
-    out << toJson(ceilings).dump(2) << '\n';
-    if (!out) return makeError(ErrorKind::Io, "cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, path, error);
-  if (error) return makeError(ErrorKind::Io, "cannot rename into " + path.string() + ": " + error.message());
+  if (!tasks::writeFileAtomically(path, toJson(ceilings).dump(2) + "\n"))
+    return makeError(ErrorKind::Io, "cannot write " + path.string());
   return {};
 }
 

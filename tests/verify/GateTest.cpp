@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <unistd.h>
 
 using namespace ptxforge;
 
@@ -311,4 +312,21 @@ TEST(Ceilings, MeasuringKernelsLintCleanAndCompile) {
     EXPECT_TRUE(compiled->ok) << name << ":\n" << compiled->errorLog;
     EXPECT_EQ(compiled->resources.spillStoreBytes, 0) << name;
   }
+}
+
+TEST(Ceilings, CacheRoundTripsAndIgnoresCorruptEntries) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ptxforge-ceilings-" + std::to_string(::getpid()));
+  ::setenv("PTXFORGE_CACHE_DIR", dir.c_str(), 1);
+  verify::DeviceCeilings stored{"Test GPU/1", "sm_90", 3898.5, 62000.0, 65000.0, "2026-11-29T00:00:00Z"};
+  ASSERT_TRUE(verify::storeCeilings(stored).ok());
+  std::optional<verify::DeviceCeilings> loaded = verify::loadCachedCeilings("Test GPU/1");
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_DOUBLE_EQ(loaded->copyGBs, 3898.5);
+  EXPECT_DOUBLE_EQ(loaded->fp32Gflops, 62000.0);
+  EXPECT_EQ(loaded->measuredAt, stored.measuredAt);
+  EXPECT_FALSE(verify::loadCachedCeilings("Other GPU").has_value());
+  std::ofstream(verify::ceilingsCachePath("Test GPU/1")) << "{ not json";
+  EXPECT_FALSE(verify::loadCachedCeilings("Test GPU/1").has_value());
+  ::unsetenv("PTXFORGE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }
