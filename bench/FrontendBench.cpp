@@ -7,6 +7,7 @@
 //       [--extra examples/saxpy.ptx]
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"
+#include "support/Stats.h"
 #include "toolchain/Compiler.h"
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,8 @@
 
 namespace {
 
+using ptxforge::Spread;
+using ptxforge::spreadOf;
 using Clock = std::chrono::steady_clock;
 
 struct Sample {
@@ -30,23 +33,6 @@ struct Sample {
   std::string arch;
   std::string text;
 };
-
-struct Spread {
-  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0;
-};
-
-Spread spreadOf(std::vector<double> values) {
-  Spread s;
-  if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) { return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]; };
-  s.median = at(0.5);
-  s.p10 = at(0.1);
-  s.p90 = at(0.9);
-  s.min = values.front();
-  s.max = values.back();
-  return s;
-}
 
 nlohmann::json toJson(const Spread &s) {
   return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min}, {"max", s.max}};

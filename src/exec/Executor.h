@@ -110,6 +110,16 @@ struct KernelInfo {
   friend bool operator==(const KernelInfo &, const KernelInfo &) = default;
 };
 
+/// A problem a sanitizing executor (the CPU emulator) found during the last
+/// launch, located in the PTX. Fatal findings are also the launch's error.
+struct LaunchFinding {
+  std::string check;   ///< "memcheck", "racecheck", "initcheck", "synccheck", "unsupported", "timeout", "trap"
+  bool fatal = true;
+  std::string message; ///< one sentence: what, where (thread, block, address)
+  uint32_t line = 0;   ///< 1-based PTX line; 0 when not tied to one
+  friend bool operator==(const LaunchFinding &, const LaunchFinding &) = default;
+};
+
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
   friend bool operator==(const Dim3 &, const Dim3 &) = default;
@@ -221,6 +231,9 @@ public:
   virtual ~Executor() = default;
 
   virtual const DeviceProperties &properties() const = 0;
+  /// The image format loadModule wants: a cubin for the GPU backends, PTX for
+  /// the emulator.
+  virtual ModuleFormat moduleFormat() const { return ModuleFormat::Cubin; }
 
   virtual Result<BufferHandle> allocate(uint64_t bytes) = 0;
   virtual Result<void> free(BufferHandle buffer) = 0;
@@ -230,6 +243,13 @@ public:
   virtual Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) = 0;
   virtual Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
   virtual Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) = 0;
+  /// Declares that kernels may only touch [offset, offset + bytes) of `buffer`
+  /// (the rest is a guard zone). Executors that check accesses (the emulator)
+  /// report any other access as out of bounds; the GPU backends ignore it.
+  virtual Result<void> setAccessibleRange(BufferHandle buffer, uint64_t offset, uint64_t bytes) {
+    (void)buffer, (void)offset, (void)bytes;
+    return {};
+  }
 
   virtual Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) = 0;
   virtual Result<void> unloadModule(ModuleHandle module) = 0;
@@ -246,6 +266,9 @@ public:
                                                 const PackedArgs &args, const TimingOptions &options) = 0;
   /// Evicts the L2 cache (writes a buffer larger than it).
   virtual Result<void> flushL2() = 0;
+  /// The sanitizer findings of the launches since the last call (the
+  /// emulator's memcheck, racecheck, initcheck, synccheck); empty for the GPU.
+  virtual std::vector<LaunchFinding> takeFindings() { return {}; }
 
   // Typed conveniences over the byte-level calls.
   template <typename T> Result<void> upload(BufferHandle dst, const std::vector<T> &values) {

@@ -43,19 +43,6 @@ uint8_t fillByte(tasks::ElementType type, int trial) {
   return tasks::isFloatingType(type) ? 0xFF : (trial % 2 == 0 ? 0xA5 : 0x5A);
 }
 
-TimingStats statsOf(std::vector<double> values) {
-  TimingStats stats;
-  if (values.empty()) return stats;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) { return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]; };
-  stats.median = at(0.5);
-  stats.p10 = at(0.1);
-  stats.p90 = at(0.9);
-  stats.min = values.front();
-  stats.max = values.back();
-  stats.samples = values.size();
-  return stats;
-}
 
 std::optional<Verdict> verdictForExecError(const Error &error) {
   switch (exec::execErrorKindOf(error)) {
@@ -101,6 +88,9 @@ public:
       uint64_t bytes = static_cast<uint64_t>(*count) * tasks::elementSize(param.type);
       Result<exec::DeviceBuffer> buffer = executor_.allocateBuffer(bytes + 2 * kGuardBytes);
       if (!buffer) return buffer.error();
+      // The guard zones are out of bounds for executors that check accesses.
+      if (Result<void> ranged = executor_.setAccessibleRange(buffer->handle(), kGuardBytes, bytes); !ranged)
+        return ranged.error();
       std::vector<uint8_t> image(bytes + 2 * kGuardBytes, kGuardByte);
       if (param.role == tasks::ParamRole::Output) {
         std::memset(image.data() + kGuardBytes, fillByte(param.type, trial), bytes);
@@ -186,7 +176,9 @@ public:
       if (!side) return side.error();
       Result<exec::PackedArgs> args = arguments(*side, shape);
       if (!args) return args.error();
-      if (Result<void> ran = executor_.launch(reference, toConfig(referenceLaunch), *args); !ran)
+      Result<void> ran = executor_.launch(reference, toConfig(referenceLaunch), *args);
+      (void)executor_.takeFindings(); // the reference's own sanitizer warnings are not the candidate's
+      if (!ran)
         return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(shape) + ": " +
                                                   ran.error().message);
       Result<std::vector<std::vector<uint8_t>>> outputs = collect(*side, nullptr);
@@ -198,7 +190,9 @@ public:
     if (!side) return side.error();
     Result<exec::PackedArgs> args = arguments(*side, shape);
     if (!args) return args.error();
-    if (Result<void> ran = executor_.launch(candidate, toConfig(candidateLaunch), *args); !ran) {
+    Result<void> ran = executor_.launch(candidate, toConfig(candidateLaunch), *args);
+    recordFindings();
+    if (!ran) {
       if (!recordExecutorFailure(ran.error(), fmt::format("on {} (trial {})", tasks::shapeToString(shape), trial)))
         return ran.error();
       result_.trials.push_back(std::move(report));
@@ -285,8 +279,8 @@ public:
     BenchmarkReport report;
     report.shapeIndex = shapeIndex;
     report.shape = shape;
-    report.candidate = statsOf(candidateTimes);
-    report.baseline = statsOf(baselineTimes);
+    report.candidate = spreadOf(candidateTimes);
+    report.baseline = spreadOf(baselineTimes);
     report.speedup = report.baseline.median / report.candidate.median;
     report.speedupLow = report.baseline.p10 / report.candidate.p90;
     report.speedupHigh = report.baseline.p90 / report.candidate.p10;
@@ -312,6 +306,21 @@ public:
     return std::optional<BenchmarkReport>(std::move(report));
   }
 
+  /// Adds what a sanitizing executor found in the candidate's launch to the
+  /// diagnostics (code = the check's name, located at the PTX line), once each.
+  void recordFindings() {
+    for (exec::LaunchFinding &finding : executor_.takeFindings()) {
+      bool seen = std::any_of(result_.diagnostics.begin(), result_.diagnostics.end(), [&](const ptx::Diagnostic &d) {
+        return d.code == finding.check && d.line == finding.line;
+      });
+      if (seen) continue;
+      std::string message = std::move(finding.message);
+      if (message.rfind(finding.check + ": ", 0) == 0) message.erase(0, finding.check.size() + 2);
+      result_.diagnostics.push_back({finding.check, finding.fatal ? ptx::Severity::Error : ptx::Severity::Warning,
+                                     finding.line, 0, std::move(message), ""});
+    }
+  }
+
   /// When `error` is the candidate's fault (crash, hang, refused launch), makes
   /// it the verdict and returns true; otherwise the gate itself failed.
   bool recordExecutorFailure(const Error &error, const std::string &where) {
@@ -319,7 +328,11 @@ public:
     if (!verdict) return false;
     result_.verdict = *verdict;
     result_.executorError = error.message;
-    result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, error.message);
+    // The verdict already says what the executor error's kind prefix says.
+    std::string detail = error.message;
+    std::string prefix = std::string(exec::execErrorKindName(exec::execErrorKindOf(error))) + ": ";
+    if (detail.rfind(prefix, 0) == 0) detail.erase(0, prefix.size());
+    result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, detail);
     return true;
   }
 
@@ -468,7 +481,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
 
   if (!executor) {
     finish(Verdict::Rejected, "compile", "");
-    return makeError(ErrorKind::ToolMissing, "not executed: no executor (no GPU here; the CPU emulator is not built yet)");
+    return makeError(ErrorKind::ToolMissing, "not executed: no executor (no GPU here; --executor emu runs the CPU emulator)");
   }
 
   // 3. Execute and compare.
@@ -476,11 +489,29 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
   Result<tasks::CompiledReference> reference = tasks::compileReference(task, result.arch);
   if (!reference) return reference.error();
   result.referenceCompiler = reference->nvrtcVersion;
-  Result<exec::ModuleHandle> referenceModule = executor->loadModule(reference->cubin, exec::ModuleFormat::Cubin);
-  if (!referenceModule) return referenceModule.error();
+  // The GPU runs the cubins; the emulator runs the PTX itself.
+  bool emulated = executor->moduleFormat() == exec::ModuleFormat::Ptx;
+  auto bytesOf = [](std::string_view text) { return std::vector<uint8_t>(text.begin(), text.end()); };
+  Result<exec::ModuleHandle> referenceModule =
+      emulated ? executor->loadModule(bytesOf(reference->ptx), exec::ModuleFormat::Ptx)
+               : executor->loadModule(reference->cubin, exec::ModuleFormat::Cubin);
+  if (!referenceModule)
+    return makeError(referenceModule.error().kind, "the reference does not load: " + referenceModule.error().message);
   Result<exec::KernelInfo> referenceKernel = executor->getKernel(*referenceModule, task.kernel);
   if (!referenceKernel) return referenceKernel.error();
-  Result<exec::ModuleHandle> candidateModule = executor->loadModule(result.compile->cubin, exec::ModuleFormat::Cubin);
+  Result<exec::ModuleHandle> candidateModule =
+      emulated ? executor->loadModule(bytesOf(candidatePtx), exec::ModuleFormat::Ptx)
+               : executor->loadModule(result.compile->cubin, exec::ModuleFormat::Cubin);
+  if (!candidateModule && emulated && candidateModule.error().message.find("unsupported: ") != std::string::npos) {
+    // Not the candidate's fault: the emulator cannot run it. Located, and no verdict.
+    const std::string &message = candidateModule.error().message;
+    uint32_t line = 0;
+    if (size_t at = message.rfind("(line "); at != std::string::npos)
+      line = static_cast<uint32_t>(std::strtoul(message.c_str() + at + 6, nullptr, 10));
+    result.diagnostics.push_back({"emu-unsupported", ptx::Severity::Error, line, 0, message, ""});
+    finish(Verdict::Rejected, "execute", "");
+    return makeError(ErrorKind::ToolMissing, "not executed: the emulator cannot run this candidate: " + message);
+  }
   if (!candidateModule) {
     if (std::optional<Verdict> verdict = verdictForExecError(candidateModule.error())) {
       result.executorError = candidateModule.error().message;
@@ -526,6 +557,10 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
     }
   }
 
+  if (emulated)
+    return finish(Verdict::Correct, "execute",
+                  fmt::format("correct on {} shape(s) x {} trial(s) in the emulator; not timed (timing needs a GPU)",
+                              result.shapeIndices.size(), std::max(1, options.trials)));
   if (!options.benchmark)
     return finish(Verdict::Correct, "execute",
                   fmt::format("correct on {} shape(s) x {} trial(s); not timed", result.shapeIndices.size(),
@@ -576,6 +611,86 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
                             tasks::shapeToString(report.shape), report.speedupLow, report.speedupHigh));
 }
 
+Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor &a, exec::Executor &b,
+                                    const CheckOptions &options) {
+  CrossCheckResult result;
+  result.task = task.name;
+  result.deviceA = a.properties().name;
+  result.deviceB = b.properties().name;
+  std::string arch = options.arch.empty() ? "sm_90" : options.arch;
+  Result<tasks::CompiledReference> reference = tasks::compileReference(task, arch);
+  if (!reference) return reference.error();
+  std::vector<size_t> shapes = options.shapeIndices.empty() ? task.smallShapes : options.shapeIndices;
+
+  struct Side {
+    exec::Executor &executor;
+    exec::ModuleHandle module;
+    exec::KernelHandle kernel;
+    CheckResult scratch;
+    std::optional<Gate> gate;
+  };
+  Side sides[2] = {{a, {}, {}, {}, {}}, {b, {}, {}, {}, {}}};
+  for (Side &side : sides) {
+    bool ptx = side.executor.moduleFormat() == exec::ModuleFormat::Ptx;
+    Result<exec::ModuleHandle> module =
+        ptx ? side.executor.loadModule(std::vector<uint8_t>(reference->ptx.begin(), reference->ptx.end()),
+                                       exec::ModuleFormat::Ptx)
+            : side.executor.loadModule(reference->cubin, exec::ModuleFormat::Cubin);
+    if (!module) return module.error();
+    Result<exec::KernelInfo> kernel = side.executor.getKernel(*module, task.kernel);
+    if (!kernel) return kernel.error();
+    side.module = *module;
+    side.kernel = kernel->handle;
+    side.gate.emplace(task, side.executor, options, side.scratch);
+  }
+  for (size_t shapeIndex : shapes) {
+    if (shapeIndex >= task.shapes.size())
+      return makeError(ErrorKind::InvalidInput, fmt::format("task '{}' has no shape {}", task.name, shapeIndex));
+    const tasks::Shape &shape = task.shapes[shapeIndex];
+    Result<tasks::ResolvedLaunch> launch = tasks::resolveLaunch(tasks::LaunchConfig{}, task, shape);
+    if (!launch) return launch.error();
+    for (int trial = 0; trial < std::max(1, options.trials); ++trial) {
+      std::vector<std::vector<uint8_t>> outputs[2];
+      for (int i = 0; i < 2; ++i) {
+        Gate &gate = *sides[i].gate;
+        Result<SideBuffers> buffers = gate.prepare(shape, trial);
+        if (!buffers) return buffers.error();
+        Result<exec::PackedArgs> args = gate.arguments(*buffers, shape);
+        if (!args) return args.error();
+        if (Result<void> ran = sides[i].executor.launch(sides[i].kernel, gate.toConfig(*launch), *args); !ran)
+          return makeError(ErrorKind::Internal, fmt::format("the reference failed on {} ({}): {}",
+                                                            sides[i].executor.properties().name,
+                                                            tasks::shapeToString(shape), ran.error().message));
+        (void)sides[i].executor.takeFindings();
+        Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*buffers, nullptr);
+        if (!got) return got.error();
+        outputs[i] = std::move(*got);
+      }
+      for (size_t p = 0; p < task.params.size(); ++p) {
+        const tasks::ParamSpec &param = task.params[p];
+        if (!isOutput(param)) continue;
+        CrossCheckRow row;
+        row.shapeIndex = shapeIndex;
+        row.shape = shape;
+        row.trial = trial;
+        row.param = param.name;
+        row.type = param.type;
+        size_t size = tasks::elementSize(param.type);
+        row.count = outputs[0][p].size() / size;
+        for (size_t e = 0; e < row.count; ++e)
+          row.identical += std::memcmp(outputs[0][p].data() + e * size, outputs[1][p].data() + e * size, size) == 0;
+        row.compare = tasks::compareBuffers(param.type, outputs[1][p].data(), outputs[0][p].data(), row.count,
+                                            tasks::toleranceFor(task, param.type));
+        bool ok = tasks::isFloatingType(param.type) ? row.compare.passed : row.identical == row.count;
+        result.passed = result.passed && ok;
+        result.rows.push_back(std::move(row));
+      }
+    }
+  }
+  for (Side &side : sides) (void)side.executor.unloadModule(side.module);
+  return result;
+}
+
 namespace {
 
 nlohmann::json statsJson(const TimingStats &s) {
@@ -588,6 +703,24 @@ template <typename T> nlohmann::json optionalJson(const std::optional<T> &value)
 }
 
 } // namespace
+
+nlohmann::json toJson(const CrossCheckResult &result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CrossCheckRow &row : result.rows)
+    rows.push_back({{"shape", tasks::shapeToString(row.shape)},
+                    {"shape_index", row.shapeIndex},
+                    {"trial", row.trial},
+                    {"param", row.param},
+                    {"type", tasks::elementTypeName(row.type)},
+                    {"elements", row.count},
+                    {"bit_identical", row.identical},
+                    {"within_tolerance", row.compare.passed},
+                    {"mismatches", row.compare.mismatches},
+                    {"max_abs_error", row.compare.maxAbsError},
+                    {"max_rel_error", row.compare.maxRelError}});
+  return {{"task", result.task}, {"a", result.deviceA}, {"b", result.deviceB}, {"passed", result.passed},
+          {"rows", rows}};
+}
 
 nlohmann::json toJson(const CheckResult &result) {
   nlohmann::json resources = nullptr;

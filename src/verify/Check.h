@@ -6,6 +6,7 @@
 #include "exec/Executor.h"
 #include "ptx/Diagnostic.h"
 #include "support/Result.h"
+#include "support/Stats.h"
 #include "tasks/Compare.h"
 #include "tasks/LaunchDirective.h"
 #include "tasks/TaskSpec.h"
@@ -59,10 +60,8 @@ struct TrialReport {
   std::vector<OutputReport> outputs;
 };
 
-struct TimingStats {
-  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0; ///< milliseconds
-  size_t samples = 0;
-};
+/// Milliseconds.
+using TimingStats = Spread;
 
 /// Candidate against baseline on one shape, timed in the same run.
 struct BenchmarkReport {
@@ -113,7 +112,36 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string
 Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidatePtx, exec::Executor *executor,
                           const CheckOptions &options, CheckResult *partial = nullptr);
 
+/// One output of one (shape, trial) run of a task's reference on two executors.
+struct CrossCheckRow {
+  size_t shapeIndex = 0;
+  tasks::Shape shape;
+  int trial = 0;
+  std::string param;
+  tasks::ElementType type = tasks::ElementType::F32;
+  size_t count = 0;
+  size_t identical = 0;         ///< elements equal bit for bit
+  tasks::CompareResult compare; ///< b against a, with the task's tolerance
+};
+
+/// The reference of a task run on executor `a` and on executor `b` (the GPU
+/// and the emulator) with the same inputs: how far apart their outputs are.
+struct CrossCheckResult {
+  std::string task;
+  std::string deviceA, deviceB;
+  std::vector<CrossCheckRow> rows;
+  /// Integer outputs identical, float outputs within the task's tolerance.
+  bool passed = true;
+};
+
+/// Runs the task's reference (compiled for options.arch, default sm_90) on
+/// both executors over options.shapeIndices (default: the task's small shapes)
+/// and options.trials input sets. Executor failures are Errors.
+Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor &a, exec::Executor &b,
+                                    const CheckOptions &options);
+
 nlohmann::json toJson(const CheckResult &result);
+nlohmann::json toJson(const CrossCheckResult &result);
 
 /// A compiler-like text report.
 std::string formatText(const CheckResult &result);

@@ -7,6 +7,7 @@
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
 #include "toolchain/SassStats.h"
+#include "emu/EmuExecutor.h"
 #include "exec/IsolatedExecutor.h"
 #include "tasks/TaskSpec.h"
 #include "verify/Ceilings.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -267,19 +269,25 @@ int runCheck(const Options &options) {
     fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", options.task);
     return kExitUsage;
   }
-  std::optional<std::vector<size_t>> shapes = selectShapes(*task, options.shapes);
-  if (!shapes) return kExitUsage;
-
   std::unique_ptr<exec::Executor> executor;
   std::string noExecutor;
   if (options.executor == "gpu" || options.executor == "auto") {
-    // `auto` means the GPU until the CPU emulator exists.
     Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor();
     if (created)
       executor = std::move(*created);
     else
       noExecutor = created.error().message;
   }
+  // `auto`: the GPU when there is one, the CPU emulator otherwise.
+  if (options.executor == "emu" || (options.executor == "auto" && !executor)) {
+    executor = emu::createEmuExecutor();
+    noExecutor.clear();
+  }
+  bool emulated = executor && executor->properties().backend == "emu";
+  // The emulator checks the task's small shapes unless told otherwise.
+  std::optional<std::vector<size_t>> shapes =
+      selectShapes(*task, !options.shapes.empty() ? options.shapes : emulated ? "small" : "all");
+  if (!shapes) return kExitUsage;
 
   verify::CheckOptions checkOptions = checkOptionsFrom(options);
   checkOptions.shapeIndices = *shapes;
@@ -311,11 +319,11 @@ int runCheck(const Options &options) {
 /// `ptxforge baseline [NAME...]`: every selected task's reference checked
 /// against itself, as a table of the nvcc baseline's time, throughput and
 /// resources. A speedup far from 1.00 means the measurement is noisy.
-int runBaseline(const Options &options) {
-  std::optional<tasks::Suite> suite = loadSuite(options);
-  if (!suite) return kExitUsage;
+/// The tasks named on the command line (all when none), of --level if given;
+/// nullopt after reporting an unknown name.
+std::optional<std::vector<const tasks::TaskSpec *>> selectTasks(const Options &options, const tasks::Suite &suite) {
   std::vector<const tasks::TaskSpec *> selected;
-  for (const tasks::TaskSpec &task : suite->tasks) {
+  for (const tasks::TaskSpec &task : suite.tasks) {
     bool named = options.baselineTasks.empty() ||
                  std::find(options.baselineTasks.begin(), options.baselineTasks.end(), task.name) != options.baselineTasks.end();
     if (named && (options.level == 0 || task.level == options.level)) selected.push_back(&task);
@@ -323,8 +331,82 @@ int runBaseline(const Options &options) {
   for (const std::string &name : options.baselineTasks)
     if (std::none_of(selected.begin(), selected.end(), [&](const tasks::TaskSpec *t) { return t->name == name; })) {
       fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", name);
+      return std::nullopt;
+    }
+  return selected;
+}
+
+/// `ptxforge crosscheck [NAME...]`: every selected task's reference run on the
+/// GPU and in the emulator with the same inputs (the small shapes), and how
+/// far apart the outputs are: bit-identical elements, errors, tolerance.
+int runCrossCheck(const Options &options) {
+  std::optional<tasks::Suite> suite = loadSuite(options);
+  if (!suite) return kExitUsage;
+  std::optional<std::vector<const tasks::TaskSpec *>> selected = selectTasks(options, *suite);
+  if (!selected) return kExitUsage;
+  Result<std::unique_ptr<exec::Executor>> gpu = exec::createIsolatedExecutor();
+  if (!gpu) {
+    fmt::print(stderr, "ptxforge: error: crosscheck needs a GPU: {}\n", gpu.error().message);
+    return kExitUsage;
+  }
+  std::unique_ptr<exec::Executor> emulator = emu::createEmuExecutor();
+  verify::CheckOptions checkOptions = checkOptionsFrom(options);
+  nlohmann::json all = nlohmann::json::array();
+  std::string table = fmt::format("{} ({}) against the ptxforge emulator, task references, seed {}, {} trial(s)\n\n"
+                                  "| task | shape | output | type | elements | bit-identical | max abs error | "
+                                  "max rel error | within tolerance |\n|---|---|---|---|---|---|---|---|---|\n",
+                                  (*gpu)->properties().name, (*gpu)->properties().arch(), options.seed,
+                                  checkOptions.trials);
+  bool allPassed = true;
+  for (const tasks::TaskSpec *task : *selected) {
+    Result<verify::CrossCheckResult> result = verify::crossCheck(*task, **gpu, *emulator, checkOptions);
+    if (!result) {
+      fmt::print(stderr, "crosscheck {}: {}\n", task->name, result.error().message);
+      table += fmt::format("| {} | | | | | | | | error: {} |\n", task->name, result.error().message);
+      all.push_back({{"task", task->name}, {"error", result.error().message}});
+      allPassed = false;
+      continue;
+    }
+    all.push_back(verify::toJson(*result));
+    allPassed = allPassed && result->passed;
+    // One line per (shape, output), with the worst trial's errors.
+    std::map<std::pair<size_t, std::string>, const verify::CrossCheckRow *> worst;
+    std::map<std::pair<size_t, std::string>, size_t> identical, elements;
+    for (const verify::CrossCheckRow &row : result->rows) {
+      auto key = std::make_pair(row.shapeIndex, row.param);
+      identical[key] += row.identical;
+      elements[key] += row.count;
+      const verify::CrossCheckRow *&w = worst[key];
+      if (!w || (w->compare.passed && !row.compare.passed) || row.compare.maxAbsError > w->compare.maxAbsError) w = &row;
+    }
+    for (auto &[key, row] : worst)
+      table += fmt::format("| {} | {} | {} | {} | {} | {:.2f}% | {:.3g} | {:.3g} | {} |\n", task->name,
+                           tasks::shapeToString(row->shape), row->param, tasks::elementTypeName(row->type),
+                           elements[key], 100.0 * static_cast<double>(identical[key]) /
+                                              static_cast<double>(std::max<size_t>(1, elements[key])),
+                           row->compare.maxAbsError, row->compare.maxRelError, row->compare.passed ? "yes" : "NO");
+  }
+  if (!options.outputJson.empty()) {
+    std::ofstream out(options.outputJson);
+    out << all.dump(2) << '\n';
+    if (!out) {
+      fmt::print(stderr, "ptxforge: error: cannot write '{}'\n", options.outputJson);
       return kExitUsage;
     }
+  }
+  if (options.format == "json")
+    std::cout << all.dump(2) << '\n';
+  else
+    std::cout << table;
+  return allPassed ? kExitOk : kExitErrors;
+}
+
+int runBaseline(const Options &options) {
+  std::optional<tasks::Suite> suite = loadSuite(options);
+  if (!suite) return kExitUsage;
+  std::optional<std::vector<const tasks::TaskSpec *>> chosen = selectTasks(options, *suite);
+  if (!chosen) return kExitUsage;
+  const std::vector<const tasks::TaskSpec *> &selected = *chosen;
   Result<std::unique_ptr<exec::Executor>> executor = exec::createIsolatedExecutor();
   if (!executor) {
     fmt::print(stderr, "ptxforge: error: baseline needs a GPU: {}\n", executor.error().message);
@@ -503,12 +585,13 @@ void registerCommands(CLI::App &app, Options &options) {
   addFormat(check, options);
   check->add_option("--task", options.task, "Task name (see `ptxforge tasks`)")->required();
   check->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
-  check->add_option("--executor", options.executor, "gpu, or auto (the GPU; the CPU emulator comes later)")
-      ->check(CLI::IsMember({"gpu", "auto"}))
+  check->add_option("--executor", options.executor, "gpu, emu (the CPU emulator), or auto (the GPU if there is one, else emu)")
+      ->check(CLI::IsMember({"gpu", "emu", "auto"}))
       ->envname("PTXFORGE_EXECUTOR")
       ->default_val("auto");
   check->add_option("--arch", options.checkArch, "Target architecture (default: the device's)")->envname("PTXFORGE_ARCH");
-  check->add_option("--shapes", options.shapes, "all, small, or shape indices such as 0,2")->default_val("all");
+  check->add_option("--shapes", options.shapes,
+                    "all, small, or shape indices such as 0,2 (default: all on a GPU, small on the emulator)");
   check->add_option("--seed", options.seed, "Seed of the random inputs (recorded in the result)")->default_val(1);
   check->add_option("--trials", options.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
   check->add_option("--timing-rounds", options.timingRounds, "Interleaved timing rounds (5 repetitions each)")
@@ -531,6 +614,19 @@ void registerCommands(CLI::App &app, Options &options) {
   baseline->add_option("--json", options.outputJson, "Also write every check result as JSON here");
   addFormat(baseline, options);
   baseline->callback([&options] { options.exitCode = runBaseline(options); });
+
+  CLI::App *crosscheck = app.add_subcommand(
+      "crosscheck", "Run every task's reference on the GPU and in the emulator with the same inputs; compare outputs");
+  crosscheck->add_option("tasks", options.baselineTasks, "Task names (default: the whole suite)");
+  crosscheck->add_option("--level", options.level, "Only tasks of this level")->check(CLI::Range(1, 3));
+  crosscheck->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
+  crosscheck->add_option("--arch", options.checkArch, "Target architecture (default: sm_90)");
+  crosscheck->add_option("--seed", options.seed, "Seed of the random inputs")->default_val(1);
+  crosscheck->add_option("--trials", options.trials, "Input sets per shape")->check(CLI::Range(1, 100))->default_val(3);
+  crosscheck->add_option("--timeout-ms", options.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(60000);
+  crosscheck->add_option("--json", options.outputJson, "Also write the comparison as JSON here");
+  addFormat(crosscheck, options);
+  crosscheck->callback([&options] { options.exitCode = runCrossCheck(options); });
 
   CLI::App *deviceCommand = app.add_subcommand("device", "Show the GPU and its measured ceilings (copy GB/s, FP32/FP16 GFLOP/s)");
   deviceCommand->add_flag("--refresh", options.refresh, "Measure again instead of using the cached figures");

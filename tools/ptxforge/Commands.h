@@ -25,7 +25,7 @@ struct Options {
   std::string checkArch; ///< empty: the device's architecture
   std::vector<std::string> tasksDirs;
   std::string executor = "auto";
-  std::string shapes = "all";
+  std::string shapes; ///< empty: all on a GPU, small on the emulator
   uint64_t seed = 1;
   int trials = 3;
   bool noBench = false;

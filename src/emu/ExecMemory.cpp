@@ -1,0 +1,417 @@
+// The memory family: ld/ldu/st, atom/red, cvta/isspacep, cp.async (performed
+// at once: the emulator has no asynchronous copies, so commit/wait are
+// no-ops), ldmatrix/stmatrix, createpolicy.
+#include "emu/Arith.h"
+#include "emu/Decoder.h"
+#include "emu/Machine.h"
+#include "emu/Mma.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <bit>
+
+namespace ptxforge::emu {
+
+namespace {
+
+// Modifiers that only describe caching, ordering or scope: the emulator is
+// sequentially consistent and has no caches, so they do not change results.
+bool isIgnorableModifier(std::string_view m) {
+  static const char *const kIgnored[] = {"weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "mmio",
+                                         "cta", "gpu", "sys", "cluster", "ca", "cg", "cs", "lu", "cv", "wb", "wt",
+                                         "nc", "sync", "aligned", "noftz"};
+  for (const char *ignored : kIgnored)
+    if (m == ignored) return true;
+  return m.starts_with("L1::") || m.starts_with("L2::");
+}
+
+/// The state space named by the modifiers (Generic when none).
+std::optional<Space> spaceOf(DecodeContext &ctx) {
+  for (const std::string &m : ctx.in.modifiers) {
+    if (m == "global") return Space::Global;
+    if (m == "shared" || m == "shared::cta") return Space::Shared;
+    if (m == "shared::cluster") return std::nullopt;
+    if (m == "local") return Space::Local;
+    if (m == "const") return Space::Const;
+    if (m == "param" || m == "param::entry" || m == "param::func") return Space::Param;
+  }
+  return Space::Generic;
+}
+
+unsigned vectorWidth(DecodeContext &ctx) {
+  if (ctx.has("v2")) return 2;
+  if (ctx.has("v4")) return 4;
+  if (ctx.has("v8")) return 8;
+  return 1;
+}
+
+uint64_t addressOf(const Warp &w, const Inst &in, unsigned lane) {
+  return (in.addrSlot != kNoSlot ? w.row(in.addrSlot)[lane] : 0) + static_cast<uint64_t>(in.offset);
+}
+
+void execLoad(Warp &w, const Inst &in, LaneMask active) {
+  unsigned n = in.ndst, bytes = in.accessBytes;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    const uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes * n, false);
+    if (!p) return;
+    for (unsigned i = 0; i < n; ++i) {
+      uint64_t v = 0;
+      std::memcpy(&v, p + i * bytes, bytes);
+      const Operand &d = in.ops[i];
+      w.set(d, l, lowBits(extendBits(in.type, v), d.regBits ? d.regBits : 64));
+    }
+  }
+}
+
+void execStore(Warp &w, const Inst &in, LaneMask active) {
+  unsigned n = in.nsrc, bytes = in.accessBytes;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes * n, true);
+    if (!p) return;
+    for (unsigned i = 0; i < n; ++i) {
+      uint64_t v = w.get(in.src(i), l);
+      std::memcpy(p + i * bytes, &v, bytes);
+    }
+  }
+}
+
+enum AtomOp : uint8_t { AAdd, AMin, AMax, AAnd, AOr, AXor, AExch, ACas, AInc, ADec };
+
+template <typename U> U atomicApply(uint8_t *p, AtomOp op, DType type, uint64_t b, uint64_t c) {
+  std::atomic_ref<U> ref(*reinterpret_cast<U *>(p));
+  U old = ref.load(std::memory_order_relaxed);
+  for (;;) {
+    U next = old;
+    U bv = static_cast<U>(b);
+    switch (op) {
+    case AAdd:
+      if (type == DType::F32) next = static_cast<U>(asBits(bitsAs<float>(old) + bitsAs<float>(bv)));
+      else if (type == DType::F64) next = static_cast<U>(asBits(bitsAs<double>(old) + bitsAs<double>(bv)));
+      else if (type == DType::F16) next = static_cast<U>(f16Add(uint16_t(old), uint16_t(bv), Rounding::Rn, false, false));
+      else if (type == DType::BF16) next = static_cast<U>(bf16Add(uint16_t(old), uint16_t(bv), Rounding::Rn));
+      else if (type == DType::F16x2)
+        next = static_cast<U>(f16Add(uint16_t(old), uint16_t(bv), Rounding::Rn, false, false) |
+                              (uint32_t(f16Add(uint16_t(old >> 16), uint16_t(bv >> 16), Rounding::Rn, false, false)) << 16));
+      else if (type == DType::BF16x2)
+        next = static_cast<U>(bf16Add(uint16_t(old), uint16_t(bv), Rounding::Rn) |
+                              (uint32_t(bf16Add(uint16_t(old >> 16), uint16_t(bv >> 16), Rounding::Rn)) << 16));
+      else next = static_cast<U>(old + bv);
+      break;
+    case AMin:
+    case AMax: {
+      bool less;
+      if (type == DType::F32) {
+        float r = op == AMin ? minF32(bitsAs<float>(old), bitsAs<float>(bv), false)
+                             : maxF32(bitsAs<float>(old), bitsAs<float>(bv), false);
+        next = static_cast<U>(asBits(r));
+        break;
+      }
+      if (isSigned(type)) less = static_cast<int64_t>(extendBits(type, bv)) < static_cast<int64_t>(extendBits(type, old));
+      else less = bv < old;
+      next = (op == AMin) == less ? bv : old;
+      break;
+    }
+    case AAnd: next = old & bv; break;
+    case AOr: next = old | bv; break;
+    case AXor: next = old ^ bv; break;
+    case AExch: next = bv; break;
+    case ACas: next = old == bv ? static_cast<U>(c) : old; break;
+    case AInc: next = old >= bv ? 0 : old + 1; break;
+    case ADec: next = (old == 0 || old > bv) ? bv : old - 1; break;
+    }
+    if (next == old && op != AExch) return old;
+    if (ref.compare_exchange_weak(old, next, std::memory_order_relaxed)) return old;
+  }
+}
+
+void execAtomic(Warp &w, const Inst &in, LaneMask active) {
+  unsigned bytes = in.accessBytes;
+  AtomOp op = static_cast<AtomOp>(in.sub);
+  bool hasResult = in.ndst == 1;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes, true, true);
+    if (!p) return;
+    uint64_t b = w.get(in.src(0), l);
+    uint64_t c = in.nsrc > 1 ? w.get(in.src(1), l) : 0;
+    uint64_t old;
+    switch (bytes) {
+    case 2: old = atomicApply<uint16_t>(p, op, in.type, b, c); break;
+    case 4: old = atomicApply<uint32_t>(p, op, in.type, b, c); break;
+    default: old = atomicApply<uint64_t>(p, op, in.type, b, c); break;
+    }
+    if (hasResult) w.set(in.dst(0), l, old);
+  }
+}
+
+void execCvta(Warp &w, const Inst &in, LaneMask active) {
+  // sub: the window base added (to generic) or subtracted (.to); sub2 = 1 for .to
+  uint64_t base = in.offset2;
+  const uint64_t *a = w.row(in.src(0).slot);
+  uint64_t *d = w.row(in.dst(0).slot);
+  unsigned bits = dtypeBits(in.type);
+  forEachLane(active, [&](unsigned l) {
+    uint64_t v = in.sub2 ? a[l] - base : a[l] + base;
+    if (in.sub2 && base && a[l] < base) v = a[l]; // not an address of that window: leave it alone
+    d[l] = lowBits(v, bits);
+  });
+}
+
+void execIsspacep(Warp &w, const Inst &in, LaneMask active) {
+  const uint64_t *a = w.row(in.src(0).slot);
+  uint64_t *d = w.row(in.dst(0).slot);
+  Space space = static_cast<Space>(in.sub);
+  forEachLane(active, [&](unsigned l) {
+    uint64_t v = a[l];
+    bool inside = false;
+    switch (space) {
+    case Space::Global: inside = v >= kGlobalBase; break;
+    case Space::Shared: inside = v - kSharedWindow < kWindowSize; break;
+    case Space::Local: inside = v - kLocalWindow < kWindowSize; break;
+    case Space::Const: inside = v - kConstWindow < kWindowSize; break;
+    case Space::Param: inside = v - kParamWindow < kWindowSize; break;
+    default: break;
+    }
+    d[l] = inside;
+  });
+}
+
+void execCpAsync(Warp &w, const Inst &in, LaneMask active) {
+  unsigned bytes = in.accessBytes;
+  bool hasSrcSize = in.nsrc == 1;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint64_t srcSize = hasSrcSize ? std::min<uint64_t>(w.get(in.src(0), l), bytes) : bytes;
+    uint64_t from = (in.addrSlot2 != kNoSlot ? w.row(in.addrSlot2)[l] : 0) + static_cast<uint64_t>(in.offset2);
+    uint8_t buffer[16] = {};
+    if (srcSize) {
+      const uint8_t *src = w.access(in, l, Space::Global, from, bytes, false);
+      if (!src) return;
+      std::memcpy(buffer, src, srcSize);
+    }
+    uint8_t *dst = w.access(in, l, Space::Shared, addressOf(w, in, l), bytes, true);
+    if (!dst) return;
+    std::memcpy(dst, buffer, bytes);
+  }
+}
+
+void execZero(Warp &w, const Inst &in, LaneMask active) {
+  uint64_t *d = w.row(in.dst(0).slot);
+  forEachLane(active, [&](unsigned l) { d[l] = 0; });
+}
+
+void execLdmatrix(Warp &w, const Inst &in, LaneMask active) {
+  unsigned num = in.ndst;
+  LaneMask needed = num == 4 ? ~0u : ((1u << (8 * num)) - 1);
+  if ((active & (needed | w.live)) != ((needed | w.live) & w.valid)) {
+    unsigned lane = static_cast<unsigned>(std::countr_zero(active));
+    w.fault(in, lane, "synccheck",
+            fmt::format("ldmatrix.sync.aligned executed by lanes 0x{:08x}; every lane of the warp must execute it "
+                        "together",
+                        active));
+    return;
+  }
+  std::array<std::array<uint8_t, 16>, 32> rows{};
+  for (unsigned l = 0; l < 8 * num; ++l) {
+    const uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), 16, false);
+    if (!p) return;
+    std::memcpy(rows[l].data(), p, 16);
+  }
+  WarpFragments d{};
+  ldmatrix(num, in.flags & kTrans, rows, d);
+  forEachLane(active, [&](unsigned l) {
+    for (unsigned i = 0; i < num; ++i) w.set(in.dst(i), l, d[l][i]);
+  });
+}
+
+void execStmatrix(Warp &w, const Inst &in, LaneMask active) {
+  unsigned num = in.nsrc;
+  if (active != (w.live & w.valid)) {
+    w.fault(in, static_cast<unsigned>(std::countr_zero(active)), "synccheck",
+            "stmatrix.sync.aligned must be executed by every lane of the warp together");
+    return;
+  }
+  WarpFragments s{};
+  forEachLane(active, [&](unsigned l) {
+    for (unsigned i = 0; i < num; ++i) s[l][i] = static_cast<uint32_t>(w.get(in.src(i), l));
+  });
+  std::array<std::array<uint8_t, 16>, 32> rows{};
+  stmatrix(num, in.flags & kTrans, s, rows);
+  for (unsigned l = 0; l < 8 * num; ++l) {
+    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), 16, true);
+    if (!p) return;
+    std::memcpy(p, rows[l].data(), 16);
+  }
+}
+
+bool decodeLoadStore(DecodeContext &ctx, bool store) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  std::optional<Space> space = spaceOf(ctx);
+  if (!space) return ctx.unsupported("distributed shared memory (.shared::cluster) is not emulated");
+  for (const std::string &m : in.modifiers) {
+    if (m == "global" || m == "shared" || m == "shared::cta" || m == "local" || m == "const" || m == "param" ||
+        m == "v2" || m == "v4" || m == "v8" || parseDType(m) != DType::None || isIgnorableModifier(m) ||
+        m == "param::entry" || m == "param::func")
+      continue;
+    return ctx.unsupported(fmt::format("modifier .{} is not emulated", m));
+  }
+  std::vector<DType> types = ctx.types();
+  if (types.size() != 1) return ctx.invalid("expects exactly one type");
+  DType type = types[0];
+  if (type == DType::B128) return ctx.unsupported(".b128 accesses are not emulated");
+  unsigned vec = vectorWidth(ctx);
+  out.type = type;
+  out.accessBytes = static_cast<uint8_t>(type == DType::Pred ? 1 : dtypeBytes(type));
+  if (in.operands.size() < 2) return ctx.invalid("expects a value and an address");
+  if (!store) {
+    if (!ctx.addDst(in.operands[0])) return true;
+    if (out.ndst != vec) return ctx.invalid(fmt::format("vector width .v{} but {} destinations", vec, out.ndst));
+    if (!ctx.setAddress(in.operands[1], *space)) return true;
+    out.exec = execLoad;
+  } else {
+    if (!ctx.setAddress(in.operands[0], *space)) return true;
+    if (!ctx.addSrc(in.operands[1], type)) return true;
+    if (out.nsrc != vec) return ctx.invalid(fmt::format("vector width .v{} but {} values", vec, out.nsrc));
+    out.exec = execStore;
+  }
+  return true;
+}
+
+bool decodeAtomic(DecodeContext &ctx, bool hasResult) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  std::optional<Space> space = spaceOf(ctx);
+  if (!space) return ctx.unsupported("atomics on .shared::cluster are not emulated");
+  if (ctx.has("v2") || ctx.has("v4") || ctx.has("v8")) return ctx.unsupported("vector atomics are not emulated");
+  static const std::pair<const char *, AtomOp> kOps[] = {{"add", AAdd}, {"min", AMin}, {"max", AMax},
+                                                         {"and", AAnd}, {"or", AOr},   {"xor", AXor},
+                                                         {"exch", AExch}, {"cas", ACas}, {"inc", AInc},
+                                                         {"dec", ADec}};
+  int op = -1;
+  for (auto &[name, value] : kOps)
+    if (ctx.has(name)) op = value;
+  if (op < 0) return ctx.unsupported("unknown atomic operation");
+  std::vector<DType> types = ctx.types();
+  if (types.size() != 1) return ctx.invalid("expects exactly one type");
+  DType type = types[0];
+  unsigned bytes = dtypeBytes(type);
+  if (bytes != 2 && bytes != 4 && bytes != 8) return ctx.unsupported(fmt::format(".{} atomics are not emulated", dtypeName(type)));
+  if ((op == AMin || op == AMax) && isFloat(type) && type != DType::F32)
+    return ctx.unsupported("atomic min/max on this float type is not emulated");
+  if (op == AAdd && (type == DType::B32 || type == DType::B64)) return ctx.invalid("atom.add needs a typed operand");
+  out.type = type;
+  out.sub = static_cast<uint8_t>(op);
+  out.accessBytes = static_cast<uint8_t>(bytes);
+  size_t i = 0;
+  if (hasResult) {
+    if (!ctx.addDst(in.operands[i++])) return true;
+  }
+  if (i >= in.operands.size() || !ctx.setAddress(in.operands[i++], *space)) return true;
+  size_t sources = op == ACas ? 2 : 1;
+  for (size_t s = 0; s < sources; ++s) {
+    if (i >= in.operands.size()) return ctx.invalid("missing operand");
+    if (!ctx.addSrc(in.operands[i++], type)) return true;
+  }
+  out.exec = execAtomic;
+  return true;
+}
+
+} // namespace
+
+bool decodeMemory(DecodeContext &ctx) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  const std::string &op = in.opcode;
+  if (op == "ld" || op == "ldu") return decodeLoadStore(ctx, false);
+  if (op == "st") return decodeLoadStore(ctx, true);
+  if (op == "atom") return decodeAtomic(ctx, true);
+  if (op == "red") return decodeAtomic(ctx, false);
+  if (op == "cvta" || op == "isspacep") {
+    bool to = ctx.has("to");
+    std::optional<Space> space = spaceOf(ctx);
+    if (!space || *space == Space::Generic) return ctx.invalid("needs a state space");
+    std::vector<DType> types = ctx.types();
+    if (in.operands.size() != 2) return ctx.invalid("takes two operands");
+    if (!ctx.addDst(in.operands[0])) return true;
+    if (op == "isspacep") {
+      if (!ctx.addSrc(in.operands[1], DType::U64)) return true;
+      out.sub = static_cast<uint8_t>(*space);
+      out.exec = execIsspacep;
+      return true;
+    }
+    if (types.size() != 1) return ctx.invalid("expects one size type (.u32/.u64)");
+    out.type = types[0];
+    if (!ctx.addSrc(in.operands[1], out.type)) return true;
+    switch (*space) {
+    case Space::Global: out.offset2 = 0; break;
+    case Space::Shared: out.offset2 = static_cast<int64_t>(kSharedWindow); break;
+    case Space::Local: out.offset2 = static_cast<int64_t>(kLocalWindow); break;
+    case Space::Const: out.offset2 = static_cast<int64_t>(kConstWindow); break;
+    case Space::Param: out.offset2 = static_cast<int64_t>(kParamWindow); break;
+    default: break;
+    }
+    out.sub2 = to ? 1 : 0;
+    out.exec = execCvta;
+    return true;
+  }
+  if (op == "cp" && ctx.has("async")) {
+    if (ctx.has("bulk")) return ctx.unsupported("bulk asynchronous copies (TMA) are not emulated");
+    if (ctx.has("commit_group") || ctx.has("wait_group") || ctx.has("wait_all")) {
+      out.op = Op::Nop; // copies complete when issued
+      return true;
+    }
+    if (ctx.has("mbarrier")) return ctx.unsupported("cp.async.mbarrier.arrive is not emulated");
+    if (in.operands.size() < 3) return ctx.invalid("takes a destination, a source and a size");
+    if (in.operands[2].kind != ptx::Operand::Kind::Integer) return ctx.invalid("the copy size must be 4, 8 or 16");
+    int64_t size = in.operands[2].intValue;
+    if (size != 4 && size != 8 && size != 16) return ctx.invalid("the copy size must be 4, 8 or 16");
+    if (!ctx.setAddress(in.operands[1], Space::Global)) return true;
+    out.addrSlot2 = out.addrSlot, out.offset2 = out.offset;
+    if (!ctx.setAddress(in.operands[0], Space::Shared)) return true;
+    out.accessBytes = static_cast<uint8_t>(size);
+    if (in.operands.size() >= 4 && in.operands[3].kind != ptx::Operand::Kind::Name) {
+      if (!ctx.addSrc(in.operands[3], DType::U32)) return true; // src-size
+    } else if (in.operands.size() >= 4 && !ctx.has("L2::cache_hint")) {
+      if (!ctx.addSrc(in.operands[3], DType::U32)) return true;
+    }
+    out.exec = execCpAsync;
+    return true;
+  }
+  if (op == "ldmatrix" || op == "stmatrix") {
+    if (!ctx.has("m8n8") || !ctx.has("b16"))
+      return ctx.unsupported("only the .m8n8 .b16 shape is emulated");
+    unsigned num = ctx.has("x4") ? 4 : ctx.has("x2") ? 2 : ctx.has("x1") ? 1 : 0;
+    if (!num) return ctx.invalid("needs .x1, .x2 or .x4");
+    std::optional<Space> space = spaceOf(ctx);
+    if (!space || (*space != Space::Shared && *space != Space::Generic)) return ctx.invalid("addresses shared memory");
+    if (ctx.has("trans")) out.flags |= kTrans;
+    if (in.operands.size() != 2) return ctx.invalid("takes a register vector and an address");
+    if (op == "ldmatrix") {
+      if (!ctx.addDst(in.operands[0]) || !ctx.setAddress(in.operands[1], *space)) return true;
+      if (out.ndst != num) return ctx.invalid(fmt::format("x{} needs {} registers", num, num));
+      out.exec = execLdmatrix;
+    } else {
+      if (!ctx.setAddress(in.operands[0], *space) || !ctx.addSrc(in.operands[1], DType::B32)) return true;
+      if (out.nsrc != num) return ctx.invalid(fmt::format("x{} needs {} registers", num, num));
+      out.exec = execStmatrix;
+    }
+    return true;
+  }
+  if (op == "createpolicy") {
+    // A cache policy is an opaque 64-bit value only caches read.
+    if (in.operands.empty() || !ctx.addDst(in.operands[0])) return true;
+    out.exec = execZero;
+    return true;
+  }
+  return false;
+}
+
+} // namespace ptxforge::emu

@@ -1,0 +1,526 @@
+// Warp scheduling and control flow.
+//
+// Divergence: every lane has its own program counter; a warp executes the
+// group of runnable lanes with the smallest pc, and lanes that meet at a pc
+// run together again. For the layouts nvcc and models produce (branches
+// forward to a join, loops closed by a backward branch) this reconverges at
+// the immediate post-dominator, as the SIMT stack of the hardware does, with
+// no control-flow analysis. A warp collective (.sync with a membermask) waits
+// until every live lane of its mask has arrived, so lanes that took a longer
+// path (a call, a cold block placed at the end) are waited for; a CTA barrier
+// blocks lanes until all live threads of the CTA have arrived.
+#include "emu/Machine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <thread>
+
+namespace ptxforge::emu {
+
+namespace {
+
+/// Buffers one host thread reuses across the CTAs it runs.
+struct HostThread {
+  std::vector<uint64_t> regs;
+  std::vector<uint32_t> written;
+  std::vector<uint8_t> local;
+  std::vector<uint8_t> shared;
+  std::vector<SharedShadow> shadow;
+  std::vector<Warp> warps;
+  uint32_t epoch = 0;
+};
+
+class WarpRunner {
+public:
+  WarpRunner(Warp &warp, HostThread &host) : w_(warp), host_(host), p_(*warp.program), code_(p_.code.data()) {}
+  ~WarpRunner() { flushCounters(); }
+
+  /// Runs until every live lane is blocked at a CTA barrier or has exited.
+  void run();
+
+private:
+  bool select();
+  void storeGroupPc(uint32_t pc) {
+    forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc; });
+  }
+  void checkSlot(const Inst &in, uint32_t slot, LaneMask active);
+  void initcheck(const Inst &in, LaneMask active) {
+    for (unsigned i = in.ndst; i < unsigned(in.ndst) + in.nsrc; ++i) checkSlot(in, in.ops[i].slot, active);
+    if (in.addrSlot != kNoSlot) checkSlot(in, in.addrSlot, active);
+    if (in.addrSlot2 != kNoSlot) checkSlot(in, in.addrSlot2, active);
+  }
+  void markWritten(const Inst &in, LaneMask active) {
+    for (unsigned i = 0; i < in.ndst; ++i) w_.written[in.ops[i].slot] |= active;
+  }
+  void budget();
+  void flushCounters() {
+    w_.launch->steps.fetch_add(sinceCheck_, std::memory_order_relaxed);
+    w_.launch->threadInstructions.fetch_add(threadSteps_, std::memory_order_relaxed);
+    w_.steps += sinceCheck_;
+    sinceCheck_ = threadSteps_ = 0;
+  }
+  void refreshClocks();
+
+  Warp &w_;
+  HostThread &host_;
+  const Program &p_;
+  const Inst *code_;
+  LaneMask cur_ = 0;
+  uint32_t pc_ = 0;
+  uint32_t nextWait_ = kNoPc;
+  bool forced_ = false;
+  uint64_t sinceCheck_ = 0;
+  uint64_t threadSteps_ = 0;
+};
+
+bool WarpRunner::select() {
+  LaneMask runnable = w_.live & ~w_.blocked;
+  if (!runnable) {
+    cur_ = 0;
+    return false;
+  }
+  LaneMask unparked = runnable & ~w_.parked;
+  LaneMask pool = unparked ? unparked : runnable;
+  uint32_t minPc = kNoPc;
+  forEachLane(pool, [&](unsigned l) { minPc = std::min(minPc, w_.pc[l]); });
+  LaneMask group = 0;
+  uint32_t next = kNoPc;
+  forEachLane(runnable, [&](unsigned l) {
+    if (w_.pc[l] == minPc) group |= 1u << l;
+    else if (w_.pc[l] > minPc) next = std::min(next, w_.pc[l]);
+  });
+  forced_ = unparked == 0;
+  w_.parked &= ~group;
+  cur_ = group;
+  pc_ = minPc;
+  nextWait_ = next;
+  return true;
+}
+
+void WarpRunner::checkSlot(const Inst &in, uint32_t slot, LaneMask active) {
+    LaneMask missing = active & ~w_.written[slot];
+    if (!missing) return;
+    if (w_.launch->checks.initcheck) {
+      unsigned lane = static_cast<unsigned>(std::countr_zero(missing));
+      Finding finding;
+      finding.check = "initcheck";
+      finding.fatal = false;
+      finding.line = in.line;
+      finding.message =
+          fmt::format("initcheck: a register that was never written is read {} (it reads as 0)", w_.where(in, lane));
+      w_.launch->report(std::move(finding));
+    }
+    // Never-written registers read as zero, whatever ran on this host thread before.
+    uint64_t *row = w_.row(slot);
+    forEachLane(missing, [&](unsigned l) { row[l] = 0; });
+    w_.written[slot] |= missing;
+}
+
+void WarpRunner::refreshClocks() {
+  uint64_t now = w_.launch->steps.load(std::memory_order_relaxed) + w_.steps;
+  uint64_t ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+  for (unsigned l = 0; l < kWarpSize; ++l) {
+    w_.row(p_.specialSlot(Special::Clock))[l] = now & 0xffffffffu;
+    w_.row(p_.specialSlot(Special::Clock64))[l] = now;
+    w_.row(p_.specialSlot(Special::GlobalTimer))[l] = ns;
+  }
+}
+
+void WarpRunner::budget() {
+  Launch &launch = *w_.launch;
+  flushCounters();
+  uint64_t total = launch.steps.load(std::memory_order_relaxed);
+  const Inst &in = code_[pc_];
+  if (total > launch.checks.stepBudget) {
+    w_.fault(in, static_cast<unsigned>(std::countr_zero(cur_ ? cur_ : 1u)), "timeout",
+             fmt::format("the launch ran past its budget of {} warp-instructions (an infinite loop?); last",
+                         launch.checks.stepBudget));
+  } else if (launch.hasDeadline && std::chrono::steady_clock::now() > launch.deadline) {
+    w_.fault(in, static_cast<unsigned>(std::countr_zero(cur_ ? cur_ : 1u)), "timeout",
+             fmt::format("the launch ran past its deadline of {} ms (an infinite loop?); last",
+                         launch.checks.timeoutMs));
+  }
+}
+
+void WarpRunner::run() {
+  if (!select()) return;
+  const std::vector<CallInfo> &calls = p_.calls;
+  for (;;) {
+    threadSteps_ += static_cast<uint64_t>(std::popcount(cur_));
+    if (++sinceCheck_ >= 4096) {
+      budget();
+      if (w_.aborted()) return;
+    }
+    const Inst &in = code_[pc_];
+    LaneMask active = cur_;
+    if (in.guard != kNoSlot) {
+      checkSlot(in, in.guard, cur_);
+      const uint64_t *g = w_.row(in.guard);
+      LaneMask taken = 0;
+      forEachLane(cur_, [&](unsigned l) {
+        if ((g[l] & 1) != (in.guardNegated ? 1u : 0u)) taken |= 1u << l;
+      });
+      active = taken;
+    }
+    switch (in.op) {
+    case Op::Exec:
+      if (active) {
+        if (in.flags & kReadsClock) refreshClocks();
+        initcheck(in, active);
+        in.exec(w_, in, active);
+        markWritten(in, active);
+        if (w_.aborted()) return;
+      }
+      ++pc_;
+      break;
+    case Op::Nop: ++pc_; break;
+    case Op::Bra:
+      if (active == cur_) {
+        storeGroupPc(in.target);
+      } else if (active == 0) {
+        ++pc_;
+        break;
+      } else {
+        forEachLane(active, [&](unsigned l) { w_.pc[l] = in.target; });
+        forEachLane(cur_ & ~active, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+      }
+      if (!select()) return;
+      continue;
+    case Op::Exit:
+      w_.live &= ~active;
+      if (active == cur_) {
+        if (!select()) return;
+        continue;
+      }
+      cur_ &= ~active;
+      ++pc_;
+      break;
+    case Op::Call: {
+      const CallInfo &call = calls[in.aux];
+      size_t frame = p_.localBytes;
+      forEachLane(active, [&](unsigned l) {
+        uint8_t *local = w_.local + l * frame;
+        for (const CallInfo::Copy &copy : call.arguments) std::memmove(local + copy.to, local + copy.from, copy.bytes);
+        w_.callStack[l].push_back(pc_);
+        w_.pc[l] = in.target;
+      });
+      forEachLane(cur_ & ~active, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+      if (!select()) return;
+      continue;
+    }
+    case Op::Ret: {
+      size_t frame = p_.localBytes;
+      bool bad = false;
+      forEachLane(active, [&](unsigned l) {
+        if (w_.callStack[l].empty()) {
+          bad = true;
+          return;
+        }
+        uint32_t callPc = w_.callStack[l].back();
+        w_.callStack[l].pop_back();
+        uint8_t *local = w_.local + l * frame;
+        for (const CallInfo::Copy &copy : calls[code_[callPc].aux].results)
+          std::memmove(local + copy.to, local + copy.from, copy.bytes);
+        w_.pc[l] = callPc + 1;
+      });
+      if (bad) {
+        w_.fault(in, static_cast<unsigned>(std::countr_zero(active)), "invalid", "ret with no caller");
+        return;
+      }
+      forEachLane(cur_ & ~active, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+      if (!select()) return;
+      continue;
+    }
+    case Op::Bar: {
+      if (active) {
+        initcheck(in, active);
+        const uint64_t *id = w_.row(in.src(0).slot);
+        const Operand *predicate = in.sub ? &in.src(in.nsrc - 1) : nullptr;
+        bool arriveOnly = in.flags & kBarArrive;
+        forEachLane(active, [&](unsigned l) {
+          uint32_t pred = predicate ? static_cast<uint32_t>(w_.get(*predicate, l) & 1) : 0;
+          w_.barrierId[l] = static_cast<uint32_t>(id[l] & 0xffff) | (pred << 16) | (arriveOnly ? 1u << 17 : 0);
+          w_.barrierPc[l] = pc_;
+        });
+        if (arriveOnly) {
+          w_.cta->arrivals.push_back({static_cast<uint32_t>(id[std::countr_zero(active)] & 0xffff),
+                                      static_cast<uint32_t>(std::popcount(active))});
+        } else {
+          w_.blocked |= active;
+        }
+      }
+      forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+      if (in.flags & kBarArrive || active == 0) {
+        ++pc_;
+        break;
+      }
+      if (!select()) return;
+      continue;
+    }
+    case Op::WarpSync: {
+      // The membermask is the last source operand.
+      unsigned first = static_cast<unsigned>(std::countr_zero(cur_));
+      initcheck(in, cur_);
+      LaneMask member = static_cast<LaneMask>(w_.get(in.src(in.nsrc - 1), first));
+      LaneMask required = member & w_.live;
+      if (required & ~cur_) {
+        if (!forced_) {
+          w_.parked |= cur_;
+          storeGroupPc(pc_);
+          if (!select()) return;
+          continue;
+        }
+        LaneMask missing = required & ~cur_;
+        w_.fault(in, first, "synccheck",
+                 fmt::format("warp collective with membermask 0x{:08x} waits for lanes 0x{:08x}, which are blocked "
+                             "at a CTA barrier or took another path (deadlock on a GPU)",
+                             member, missing));
+        return;
+      }
+      if (active & ~member) {
+        w_.fault(in, static_cast<unsigned>(std::countr_zero(active & ~member)), "synccheck",
+                 fmt::format("lane executes a warp collective whose membermask 0x{:08x} does not include it",
+                             member));
+        return;
+      }
+      if (active) {
+        in.exec(w_, in, active);
+        markWritten(in, active);
+        if (w_.aborted()) return;
+      }
+      ++pc_;
+      break;
+    }
+    case Op::Trap:
+      if (active) {
+        w_.fault(in, static_cast<unsigned>(std::countr_zero(active)), "trap", "the kernel executed trap");
+        return;
+      }
+      ++pc_;
+      break;
+    }
+    if (pc_ >= nextWait_) {
+      storeGroupPc(pc_);
+      if (!select()) return;
+    }
+  }
+}
+
+/// Releases the barriers every waiting thread has reached; false on a
+/// deadlock (reported) or a synccheck failure.
+bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint32_t liveThreads) {
+  Launch &launch = *cta.launch;
+  const Program &program = *launch.program;
+  // Count the waiting threads per barrier id.
+  uint32_t waiting[16] = {};
+  uint32_t expected[16] = {};
+  for (Warp &w : warps)
+    forEachLane(w.blocked, [&](unsigned l) {
+      uint32_t id = w.barrierId[l] & 0xffff;
+      if (id >= 16) return;
+      ++waiting[id];
+      const Inst &in = program.code[w.barrierPc[l]];
+      if (in.sub2 == 2) expected[id] = static_cast<uint32_t>(w.get(in.src(1), l));
+    });
+  for (const Cta::Arrival &a : cta.arrivals)
+    if (a.id < 16) waiting[a.id] += a.count;
+  bool released = false;
+  for (uint32_t id = 0; id < 16; ++id) {
+    if (!waiting[id]) continue;
+    uint32_t need = expected[id] ? expected[id] : liveThreads;
+    if (waiting[id] < need) continue;
+    // synccheck: the live lanes of a warp must wait at the same barrier instruction.
+    uint32_t popcount = 0;
+    for (Warp &w : warps) {
+      LaneMask here = 0;
+      forEachLane(w.blocked, [&](unsigned l) {
+        if ((w.barrierId[l] & 0xffff) == id) here |= 1u << l;
+      });
+      if (!here) continue;
+      uint32_t pc = w.barrierPc[std::countr_zero(here)];
+      LaneMask samePc = 0;
+      forEachLane(here, [&](unsigned l) {
+        if (w.barrierPc[l] == pc) samePc |= 1u << l;
+      });
+      if (launch.checks.synccheck && !expected[id] && (samePc != here || (w.live & ~here) != 0)) {
+        LaneMask other = (w.live & ~samePc);
+        unsigned lane = static_cast<unsigned>(std::countr_zero(samePc));
+        w.fault(program.code[pc], lane, "synccheck",
+                fmt::format("divergent barrier: lanes 0x{:08x} of warp {} wait here while lanes 0x{:08x} of the same "
+                            "warp are elsewhere (a barrier inside a branch not every thread takes?)",
+                            samePc, w.index, other));
+        return false;
+      }
+      forEachLane(here, [&](unsigned l) { popcount += (w.barrierId[l] >> 16) & 1; });
+    }
+    for (Warp &w : warps) {
+      LaneMask here = 0;
+      forEachLane(w.blocked, [&](unsigned l) {
+        if ((w.barrierId[l] & 0xffff) == id) here |= 1u << l;
+      });
+      forEachLane(here, [&](unsigned l) {
+        const Inst &in = program.code[w.barrierPc[l]];
+        if (in.sub) { // bar.red
+          uint64_t value = in.sub == 1 ? popcount : in.sub == 2 ? (popcount == waiting[id] ? 1 : 0) : (popcount ? 1 : 0);
+          w.set(in.dst(0), l, value);
+          w.written[in.dst(0).slot] |= 1u << l;
+        }
+      });
+      w.blocked &= ~here;
+    }
+    cta.arrivals.erase(std::remove_if(cta.arrivals.begin(), cta.arrivals.end(),
+                                      [&](const Cta::Arrival &a) { return a.id == id; }),
+                       cta.arrivals.end());
+    released = true;
+  }
+  if (released) {
+    cta.epoch = ++host.epoch;
+    return true;
+  }
+  // Nothing can be released: a deadlock.
+  for (Warp &w : warps) {
+    if (!w.blocked) continue;
+    unsigned lane = static_cast<unsigned>(std::countr_zero(w.blocked));
+    uint32_t id = w.barrierId[lane] & 0xffff;
+    w.fault(program.code[w.barrierPc[lane]], lane, "synccheck",
+            fmt::format("barrier deadlock: {} threads wait at barrier {} but it needs {} (threads that exited or wait "
+                        "at another barrier never arrive)",
+                        waiting[id < 16 ? id : 0], id, expected[id < 16 ? id : 0] ? expected[id] : liveThreads));
+    return false;
+  }
+  return false;
+}
+
+void runCta(Launch &launch, uint32_t linearCta, HostThread &host) {
+  const Program &program = *launch.program;
+  const KernelDesc &kernel = *launch.kernel;
+  Cta cta;
+  cta.launch = &launch;
+  cta.ctaid[0] = linearCta % launch.grid.x;
+  cta.ctaid[1] = (linearCta / launch.grid.x) % launch.grid.y;
+  cta.ctaid[2] = linearCta / (launch.grid.x * launch.grid.y);
+  size_t sharedBytes = size_t(program.dynamicSharedOffset) + launch.dynamicSharedBytes;
+  sharedBytes = std::max<size_t>(sharedBytes, program.staticSharedBytes);
+  host.shared.assign(sharedBytes, 0);
+  if (launch.checks.racecheck && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
+  cta.shared = &host.shared;
+  cta.shadow = &host.shadow;
+  cta.epoch = ++host.epoch;
+
+  uint32_t threads = static_cast<uint32_t>(launch.block.count());
+  uint32_t warpCount = (threads + kWarpSize - 1) / kWarpSize;
+  size_t slots = program.slotCount;
+  host.regs.resize(std::max(host.regs.size(), size_t(warpCount) * slots * kWarpSize));
+  host.written.resize(std::max(host.written.size(), size_t(warpCount) * slots));
+  host.local.resize(std::max(host.local.size(), size_t(warpCount) * kWarpSize * program.localBytes));
+  host.warps.clear();
+  host.warps.resize(warpCount);
+  cta.warps = &host.warps;
+
+  uint32_t bx = launch.block.x, by = launch.block.y;
+  uint32_t specialBase = program.constSlots;
+  for (uint32_t wi = 0; wi < warpCount; ++wi) {
+    Warp &w = host.warps[wi];
+    w.cta = &cta;
+    w.launch = &launch;
+    w.program = &program;
+    w.index = wi;
+    w.regs = host.regs.data() + size_t(wi) * slots * kWarpSize;
+    w.written = host.written.data() + size_t(wi) * slots;
+    w.local = host.local.data() + size_t(wi) * kWarpSize * program.localBytes;
+    std::fill(w.local, w.local + size_t(kWarpSize) * program.localBytes, uint8_t(0));
+    uint32_t lanes = std::min(kWarpSize, threads - wi * kWarpSize);
+    w.valid = lanes == 32 ? ~0u : ((1u << lanes) - 1);
+    w.live = w.valid;
+    for (unsigned l = 0; l < kWarpSize; ++l) {
+      w.pc[l] = kernel.entryPc;
+      w.callStack[l].clear();
+    }
+    for (uint32_t s = 0; s < program.constSlots; ++s) {
+      uint64_t v = program.constValues[s];
+      uint64_t *row = w.row(s);
+      for (unsigned l = 0; l < kWarpSize; ++l) row[l] = v;
+    }
+    std::fill(w.written, w.written + slots, 0u);
+    std::fill(w.written, w.written + specialBase + static_cast<uint32_t>(Special::Count), ~0u);
+    auto special = [&](Special s) { return w.row(specialBase + static_cast<uint32_t>(s)); };
+    for (unsigned l = 0; l < kWarpSize; ++l) {
+      uint32_t t = wi * kWarpSize + l;
+      special(Special::TidX)[l] = t % bx;
+      special(Special::TidY)[l] = (t / bx) % by;
+      special(Special::TidZ)[l] = t / (bx * by);
+      special(Special::NtidX)[l] = launch.block.x;
+      special(Special::NtidY)[l] = launch.block.y;
+      special(Special::NtidZ)[l] = launch.block.z;
+      special(Special::CtaidX)[l] = cta.ctaid[0];
+      special(Special::CtaidY)[l] = cta.ctaid[1];
+      special(Special::CtaidZ)[l] = cta.ctaid[2];
+      special(Special::NctaidX)[l] = launch.grid.x;
+      special(Special::NctaidY)[l] = launch.grid.y;
+      special(Special::NctaidZ)[l] = launch.grid.z;
+      special(Special::LaneId)[l] = l;
+      special(Special::WarpId)[l] = wi;
+      special(Special::NWarpId)[l] = warpCount;
+      special(Special::SmId)[l] = 0;
+      special(Special::NSmId)[l] = 1;
+      special(Special::GridId)[l] = 1;
+      special(Special::LaneMaskEq)[l] = 1u << l;
+      special(Special::LaneMaskLt)[l] = (1u << l) - 1;
+      special(Special::LaneMaskLe)[l] = l == 31 ? ~0u : (2u << l) - 1;
+      special(Special::LaneMaskGt)[l] = l == 31 ? 0u : ~((2u << l) - 1);
+      special(Special::LaneMaskGe)[l] = ~((1u << l) - 1);
+      special(Special::DynamicSmemSize)[l] = launch.dynamicSharedBytes;
+      special(Special::TotalSmemSize)[l] = static_cast<uint32_t>(sharedBytes);
+      special(Special::Clock)[l] = 0;
+      special(Special::Clock64)[l] = 0;
+      special(Special::GlobalTimer)[l] = 0;
+      w.tid[l][0] = t % bx, w.tid[l][1] = (t / bx) % by, w.tid[l][2] = t / (bx * by);
+    }
+    w.blocked = w.parked = 0;
+    w.steps = 0;
+  }
+
+  for (;;) {
+    for (Warp &w : host.warps) {
+      if (w.live & ~w.blocked) {
+        WarpRunner runner(w, host);
+        runner.run();
+      }
+      if (launch.aborted.load(std::memory_order_relaxed)) return;
+    }
+    uint32_t liveThreads = 0;
+    for (Warp &w : host.warps) liveThreads += static_cast<uint32_t>(std::popcount(w.live));
+    if (liveThreads == 0) return;
+    if (!resolveBarriers(cta, host, host.warps, liveThreads)) return;
+  }
+}
+
+} // namespace
+
+void runLaunch(Launch &launch) {
+  uint64_t ctas = launch.grid.count();
+  unsigned threads = launch.checks.hostThreads ? launch.checks.hostThreads : std::thread::hardware_concurrency();
+  threads = static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(threads ? threads : 1, ctas)));
+  std::atomic<uint64_t> next{0};
+  auto worker = [&]() {
+    HostThread host;
+    for (;;) {
+      uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= ctas || launch.aborted.load(std::memory_order_relaxed)) return;
+      runCta(launch, static_cast<uint32_t>(i), host);
+    }
+  };
+  if (threads == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (std::thread &t : pool) t.join();
+}
+
+} // namespace ptxforge::emu

@@ -1,0 +1,196 @@
+// The emulator's run-time state: device memory with its checks (memcheck,
+// racecheck), a launch, CTAs of warps, and the register file each data
+// instruction's ExecFn reads and writes. Interpreter.cpp schedules warps and
+// handles control flow; the Exec*.cpp files implement instruction families.
+#pragma once
+
+#include "emu/Program.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ptxforge::emu {
+
+struct Dim3u {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t(x) * y * z; }
+};
+
+/// What a sanitizer found. Fatal findings stop the launch (the gate's verdict
+/// `crashed`, or `timeout` for the step budget); the others are reported.
+struct Finding {
+  std::string check;   ///< memcheck, racecheck, initcheck, synccheck, unsupported, timeout, trap
+  bool fatal = true;
+  std::string message; ///< full sentence with coordinates and address
+  uint32_t line = 0;   ///< PTX line, 0 when not tied to one
+};
+
+/// One device allocation of the emulator.
+struct Allocation {
+  uint64_t base = 0;
+  std::vector<uint8_t> bytes;
+  /// The part of the buffer a kernel may touch: the rest (the gate's guard
+  /// zones) counts as out of bounds for memcheck. Defaults to all of it.
+  uint64_t accessibleBegin = 0, accessibleEnd = 0;
+};
+
+/// Sanitizer switches of a launch.
+struct CheckOptions {
+  bool memcheck = true;  ///< always on in practice: unchecked accesses would touch host memory
+  bool racecheck = true;
+  bool initcheck = true;
+  bool synccheck = true;
+  uint64_t stepBudget = 1ull << 34; ///< warp-instructions per launch before `timeout`
+  uint32_t timeoutMs = 0;           ///< wall-clock deadline (0: none)
+  unsigned hostThreads = 0;         ///< CTAs in parallel; 0 = hardware concurrency
+  size_t maxFindings = 20;          ///< non-fatal findings kept per launch
+};
+
+/// Everything a launch shares across its CTAs (read-only during the launch
+/// except through the synchronized fault/finding calls and global memory).
+struct Launch {
+  const Program *program = nullptr;
+  const KernelDesc *kernel = nullptr;
+  std::vector<Allocation *> allocations; ///< sorted by base
+  const uint8_t *params = nullptr;
+  uint32_t paramBytes = 0;
+  Dim3u grid, block;
+  uint32_t dynamicSharedBytes = 0;
+  CheckOptions checks;
+  std::chrono::steady_clock::time_point deadline;
+  bool hasDeadline = false;
+
+  std::atomic<bool> aborted{false};
+  std::atomic<uint64_t> steps{0};              ///< warp-instructions executed
+  std::atomic<uint64_t> threadInstructions{0}; ///< the same, counted per active thread
+  std::mutex findingsMutex;
+  std::vector<Finding> findings; ///< the first fatal one stops everything
+
+  /// Records a finding; a fatal one also aborts the launch. Thread-safe.
+  void report(Finding finding);
+};
+
+/// Shadow state of one shared-memory byte for racecheck.
+struct SharedShadow {
+  uint32_t writeEpoch = 0, readEpoch = 0;
+  uint16_t writerWarp = 0, readerWarp = 0; ///< readerWarp 0xffff: several warps read
+  uint16_t writerLane = 0, readerLane = 0;
+  uint32_t writeLine = 0, readLine = 0;
+};
+
+struct Cta;
+
+/// One warp's registers and scheduling state.
+struct Warp {
+  Cta *cta = nullptr;
+  Launch *launch = nullptr;
+  const Program *program = nullptr;
+  uint32_t index = 0;   ///< warp index in the CTA
+  LaneMask valid = 0;   ///< lanes that exist (the last warp may be partial)
+  uint64_t *regs = nullptr;    ///< slotCount * 32
+  uint32_t *written = nullptr; ///< initcheck: lanes that wrote each slot
+  uint8_t *local = nullptr;    ///< 32 * program->localBytes
+  uint32_t tid[kWarpSize][3];  ///< per-lane thread index, for reports
+
+  // Scheduling (Interpreter.cpp).
+  uint32_t pc[kWarpSize] = {};
+  LaneMask live = 0;     ///< not exited
+  LaneMask blocked = 0;  ///< waiting at a CTA barrier
+  LaneMask parked = 0;   ///< waiting for the rest of a warp collective's membermask
+  uint32_t barrierId[kWarpSize] = {};
+  uint32_t barrierPc[kWarpSize] = {};
+  std::vector<uint32_t> callStack[kWarpSize];
+  uint64_t steps = 0;
+
+  uint64_t *row(uint32_t slot) { return regs + size_t(slot) * kWarpSize; }
+  const uint64_t *row(uint32_t slot) const { return regs + size_t(slot) * kWarpSize; }
+  uint64_t get(const Operand &op, unsigned lane) const {
+    uint64_t v = regs[size_t(op.slot) * kWarpSize + lane];
+    return op.negate ? (v ^ 1) : v;
+  }
+  void set(const Operand &op, unsigned lane, uint64_t v) { regs[size_t(op.slot) * kWarpSize + lane] = v; }
+
+  /// Translates an address of `space` for `lane` into host memory after the
+  /// bounds and alignment checks; nullptr after reporting a fatal memcheck
+  /// finding (the caller stops the instruction). `write` selects the
+  /// racecheck hazard kind for shared memory; `atomic` exempts it.
+  uint8_t *access(const Inst &inst, unsigned lane, Space space, uint64_t address, uint32_t bytes, bool write,
+                  bool atomic = false);
+  /// Reports a fatal finding at `inst` for `lane` ("<check>: <what> at line N
+  /// (<text>) by thread (x,y,z) of block (x,y,z)").
+  void fault(const Inst &inst, unsigned lane, const char *check, const std::string &what);
+  bool aborted() const;
+  std::string where(const Inst &inst, unsigned lane) const;
+};
+
+/// One CTA being executed.
+struct Cta {
+  Launch *launch = nullptr;
+  uint32_t ctaid[3] = {0, 0, 0};
+  std::vector<uint8_t> *shared = nullptr;       ///< static + dynamic shared bytes
+  std::vector<SharedShadow> *shadow = nullptr;  ///< racecheck, one per shared byte
+  uint32_t epoch = 0;                           ///< racecheck barrier interval (unique across CTAs of a thread)
+  std::vector<Warp> *warps = nullptr;
+  struct Arrival {
+    uint32_t id = 0, count = 0; ///< bar.arrive: threads that arrived without waiting
+  };
+  std::vector<Arrival> arrivals;
+};
+
+/// Runs every CTA of `launch` (in parallel on the host's cores). Faults and
+/// findings end up in launch.findings; launch.aborted says whether it stopped.
+void runLaunch(Launch &launch);
+
+template <typename F> inline void forEachLane(LaneMask mask, F &&f) {
+  while (mask) {
+    unsigned lane = static_cast<unsigned>(__builtin_ctz(mask));
+    mask &= mask - 1;
+    f(lane);
+  }
+}
+
+inline uint64_t lowBits(uint64_t v, unsigned bits) { return bits >= 64 ? v : (v & ((uint64_t(1) << bits) - 1)); }
+
+template <typename T> inline T bitsAs(uint64_t v) {
+  T out;
+  if constexpr (sizeof(T) == 8) {
+    std::memcpy(&out, &v, 8);
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t w = static_cast<uint32_t>(v);
+    std::memcpy(&out, &w, 4);
+  } else if constexpr (sizeof(T) == 2) {
+    uint16_t w = static_cast<uint16_t>(v);
+    std::memcpy(&out, &w, 2);
+  } else {
+    uint8_t w = static_cast<uint8_t>(v);
+    std::memcpy(&out, &w, 1);
+  }
+  return out;
+}
+
+template <typename T> inline uint64_t asBits(T value) {
+  if constexpr (sizeof(T) == 8) {
+    uint64_t v;
+    std::memcpy(&v, &value, 8);
+    return v;
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t v;
+    std::memcpy(&v, &value, 4);
+    return v;
+  } else if constexpr (sizeof(T) == 2) {
+    uint16_t v;
+    std::memcpy(&v, &value, 2);
+    return v;
+  } else {
+    uint8_t v;
+    std::memcpy(&v, &value, 1);
+    return v;
+  }
+}
+
+} // namespace ptxforge::emu

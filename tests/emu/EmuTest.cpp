@@ -1,0 +1,534 @@
+// The emulator end to end through the Executor interface: control flow and
+// reconvergence, memory spaces, warp collectives, calls, atomics, and each
+// sanitizer finding a planted bug at the right line.
+#include "emu/EmuExecutor.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <numeric>
+#include <string>
+
+namespace ptxforge::emu {
+namespace {
+
+using exec::ExecErrorKind;
+
+/// A module with one kernel `k(.param .u64 out, .param .u64 in, .param .u32 n)`
+/// whose body is `body`. The standard prologue computes, in every thread:
+///   %r1 = global thread index, %rd1 = &out[%r1], %rd2 = &in[%r1] (4-byte
+///   elements), %r2 = n, %r3 = %tid.x, %r4 = %ntid.x.
+std::string kernel(const std::string &body, const std::string &extra = "") {
+  return fmt::format(R"(.version 8.5
+.target sm_90
+.address_size 64
+{}
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 n)
+{{
+  .reg .pred %p<8>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<20>;
+  .reg .f32 %f<10>;
+  ld.param.u64 %rd10, [out];
+  ld.param.u64 %rd11, [in];
+  ld.param.u32 %r2, [n];
+  cvta.to.global.u64 %rd10, %rd10;
+  cvta.to.global.u64 %rd11, %rd11;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %ctaid.x;
+  mad.lo.s32 %r1, %r5, %r4, %r3;
+  mul.wide.s32 %rd3, %r1, 4;
+  add.s64 %rd1, %rd10, %rd3;
+  add.s64 %rd2, %rd11, %rd3;
+{}
+}}
+)",
+                     extra, body);
+}
+
+/// Line (1-based) of the first line of `text` containing `needle`.
+uint32_t lineOf(const std::string &text, const std::string &needle) {
+  size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  return static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
+}
+
+class EmuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    EmuOptions options;
+    options.checks.hostThreads = 2;
+    executor_ = createEmuExecutor(options);
+  }
+
+  struct Outcome {
+    Result<void> status;
+    std::vector<uint32_t> out;
+    std::vector<exec::LaunchFinding> findings;
+  };
+
+  /// Loads `ptx`, runs k(out, in, n) with in = 0..count-1 (or `input`) on
+  /// grid x block threads, and returns out (count words, pre-filled with
+  /// 0xdeadbeef).
+  Outcome run(const std::string &ptx, uint32_t grid, uint32_t block, uint32_t count,
+              std::vector<uint32_t> input = {}, uint32_t n = 0) {
+    Outcome outcome;
+    Result<exec::ModuleHandle> module =
+        executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+    if (!module) {
+      outcome.status = module.error();
+      return outcome;
+    }
+    Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+    EXPECT_TRUE(info) << (info ? "" : info.error().message);
+    if (input.empty()) {
+      input.resize(count);
+      std::iota(input.begin(), input.end(), 0u);
+    }
+    Result<exec::DeviceBuffer> out = executor_->allocateBuffer(count * 4ull);
+    Result<exec::DeviceBuffer> in = executor_->allocateBuffer(input.size() * 4ull);
+    EXPECT_TRUE(out && in);
+    std::vector<uint32_t> fill(count, 0xdeadbeefu);
+    EXPECT_TRUE(executor_->upload(out->handle(), fill));
+    EXPECT_TRUE(executor_->upload(in->handle(), input));
+    exec::LaunchConfig config;
+    config.grid = {grid, 1, 1};
+    config.block = {block, 1, 1};
+    outcome.status = executor_->launch(info->handle, config,
+                                       exec::KernelArgs().buffer(out->handle()).buffer(in->handle()).scalar<uint32_t>(
+                                           n ? n : count).pack());
+    outcome.findings = executor_->takeFindings();
+    Result<std::vector<uint32_t>> got = executor_->download<uint32_t>(out->handle(), count);
+    EXPECT_TRUE(got);
+    if (got) outcome.out = *got;
+    return outcome;
+  }
+
+  static const exec::LaunchFinding *find(const Outcome &outcome, const std::string &check) {
+    for (const exec::LaunchFinding &f : outcome.findings)
+      if (f.check == check) return &f;
+    return nullptr;
+  }
+
+  std::unique_ptr<exec::Executor> executor_;
+};
+
+TEST_F(EmuTest, ReportsItselfAsAnEmulatorThatRunsPtx) {
+  EXPECT_EQ(executor_->properties().backend, "emu");
+  EXPECT_EQ(executor_->properties().arch(), "sm_90");
+  EXPECT_EQ(executor_->moduleFormat(), exec::ModuleFormat::Ptx);
+  EXPECT_EQ(executor_->properties().warpSize, 32);
+}
+
+TEST_F(EmuTest, EarlyExitGuardsTheRaggedTail) {
+  std::string ptx = kernel(R"(
+  setp.ge.u32 %p1, %r1, %r2;
+  @%p1 bra DONE;
+  ld.global.u32 %r6, [%rd2];
+  mul.lo.u32 %r6, %r6, 3;
+  st.global.u32 [%rd1], %r6;
+DONE:
+  ret;)");
+  Outcome o = run(ptx, 4, 64, 200);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t i = 0; i < 200; ++i) EXPECT_EQ(o.out[i], 3 * i) << i;
+}
+
+TEST_F(EmuTest, DivergentBranchesReconvergeBeforeAWarpShuffle) {
+  // Odd lanes take one path, even lanes the other; after the join a full-warp
+  // butterfly sum must see all 32 lanes.
+  std::string ptx = kernel(R"(
+  and.b32 %r6, %r3, 1;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra EVEN;
+  mul.lo.u32 %r7, %r3, 3;
+  bra.uni JOIN;
+EVEN:
+  add.u32 %r7, %r3, 100;
+JOIN:
+  mov.u32 %r8, %r7;
+  shfl.sync.bfly.b32 %r9, %r8, 16, 31, -1;
+  add.u32 %r8, %r8, %r9;
+  shfl.sync.bfly.b32 %r9, %r8, 8, 31, -1;
+  add.u32 %r8, %r8, %r9;
+  shfl.sync.bfly.b32 %r9, %r8, 4, 31, -1;
+  add.u32 %r8, %r8, %r9;
+  shfl.sync.bfly.b32 %r9, %r8, 2, 31, -1;
+  add.u32 %r8, %r8, %r9;
+  shfl.sync.bfly.b32 %r9, %r8, 1, 31, -1;
+  add.u32 %r8, %r8, %r9;
+  st.global.u32 [%rd1], %r8;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  uint32_t sum = 0;
+  for (uint32_t l = 0; l < 32; ++l) sum += (l & 1) ? 3 * l : l + 100;
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(o.out[l], sum) << l;
+}
+
+TEST_F(EmuTest, LoopsWithDivergentTripCounts) {
+  // out[i] = 0 + 1 + ... + (i % 37)
+  std::string ptx = kernel(R"(
+  rem.u32 %r6, %r1, 37;
+  mov.u32 %r7, 0;
+  mov.u32 %r8, 0;
+LOOP:
+  setp.gt.u32 %p1, %r8, %r6;
+  @%p1 bra END;
+  add.u32 %r7, %r7, %r8;
+  add.u32 %r8, %r8, 1;
+  bra.uni LOOP;
+END:
+  st.global.u32 [%rd1], %r7;
+  ret;)");
+  Outcome o = run(ptx, 2, 96, 192);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t i = 0; i < 192; ++i) {
+    uint32_t m = i % 37;
+    EXPECT_EQ(o.out[i], m * (m + 1) / 2) << i;
+  }
+}
+
+TEST_F(EmuTest, ShuffleModesVoteAndActiveMask) {
+  // out[lane] = up(1) + down(2)*1000 + idx(31-lane)*1000000 ; lane 0 also gets ballot of odd lanes in in[...]
+  std::string ptx = kernel(R"(
+  shfl.sync.up.b32 %r6|%p1, %r3, 1, 0, -1;
+  shfl.sync.down.b32 %r7|%p2, %r3, 2, 31, -1;
+  sub.u32 %r10, 31, %r3;
+  shfl.sync.idx.b32 %r8, %r3, %r10, 31, -1;
+  mul.lo.u32 %r7, %r7, 1000;
+  mul.lo.u32 %r8, %r8, 1000000;
+  add.u32 %r6, %r6, %r7;
+  add.u32 %r6, %r6, %r8;
+  and.b32 %r11, %r3, 1;
+  setp.ne.u32 %p3, %r11, 0;
+  vote.sync.ballot.b32 %r12, %p3, -1;
+  setp.eq.u32 %p4, %r3, 0;
+  @%p4 mov.u32 %r6, %r12;
+  st.global.u32 [%rd1], %r6;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  EXPECT_EQ(o.out[0], 0xaaaaaaaau);
+  for (uint32_t l = 1; l < 32; ++l) {
+    uint32_t up = l - 1;                  // lane 0 keeps its own value
+    uint32_t down = l + 2 <= 31 ? l + 2 : l;
+    uint32_t idx = 31 - l;
+    EXPECT_EQ(o.out[l], up + down * 1000 + idx * 1000000) << l;
+  }
+}
+
+const char *kReverseBody = R"(
+  mov.u32 %r20, buf;
+  shl.b32 %r6, %r3, 2;
+  add.u32 %r7, %r20, %r6;
+  ld.global.u32 %r8, [%rd2];
+  st.shared.u32 [%r7], %r8;
+  {BARRIER}
+  sub.u32 %r9, %r4, 1;
+  sub.u32 %r9, %r9, %r3;
+  shl.b32 %r9, %r9, 2;
+  add.u32 %r9, %r20, %r9;
+  ld.shared.u32 %r10, [%r9];
+  st.global.u32 [%rd1], %r10;
+  ret;)";
+
+std::string reverseKernel(bool barrier) {
+  std::string body = kReverseBody;
+  body.replace(body.find("{BARRIER}"), 9, barrier ? "bar.sync 0;" : "");
+  return kernel(body, ".shared .align 4 .b8 buf[512];");
+}
+
+TEST_F(EmuTest, SharedMemoryAndBarriersAcrossWarps) {
+  Outcome o = run(reverseKernel(true), 3, 128, 384);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  EXPECT_TRUE(o.findings.empty());
+  for (uint32_t i = 0; i < 384; ++i) EXPECT_EQ(o.out[i], (i / 128) * 128 + 127 - i % 128) << i;
+}
+
+TEST_F(EmuTest, RacecheckLocatesAMissingBarrier) {
+  std::string ptx = reverseKernel(false);
+  Outcome o = run(ptx, 1, 128, 128);
+  ASSERT_FALSE(o.status);
+  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::Crashed);
+  const exec::LaunchFinding *race = find(o, "racecheck");
+  ASSERT_NE(race, nullptr);
+  EXPECT_TRUE(race->fatal);
+  // Warps run one after another, so the first hazard seen is a later warp's
+  // store over what an earlier warp read (or the reverse order): either way
+  // the report names both lines.
+  uint32_t store = lineOf(ptx, "st.shared.u32 [%r7]"), load = lineOf(ptx, "ld.shared.u32 %r10");
+  EXPECT_TRUE(race->line == store || race->line == load) << race->message;
+  EXPECT_NE(race->message.find("hazard"), std::string::npos) << race->message;
+  EXPECT_NE(race->message.find(fmt::format("line {}", race->line == store ? load : store)), std::string::npos)
+      << race->message;
+}
+
+TEST_F(EmuTest, MemcheckLocatesAnOutOfBoundsWrite) {
+  // Writes out[i + 1]: the last thread writes one element past the end.
+  std::string ptx = kernel(R"(
+  st.global.u32 [%rd1+4], %r1;
+  ret;)");
+  Outcome o = run(ptx, 1, 64, 64);
+  ASSERT_FALSE(o.status);
+  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::Crashed);
+  const exec::LaunchFinding *oob = find(o, "memcheck");
+  ASSERT_NE(oob, nullptr);
+  EXPECT_EQ(oob->line, lineOf(ptx, "st.global.u32 [%rd1+4]"));
+  EXPECT_NE(oob->message.find("out-of-bounds global write of 4 bytes"), std::string::npos) << oob->message;
+  EXPECT_NE(oob->message.find("past the end of the 256-byte buffer"), std::string::npos) << oob->message;
+  EXPECT_NE(oob->message.find("thread (63,0,0)"), std::string::npos) << oob->message;
+}
+
+TEST_F(EmuTest, MemcheckTreatsGuardZonesAsOutOfBounds) {
+  std::string ptx = kernel(R"(
+  ld.global.u32 %r6, [%rd2+-4];
+  st.global.u32 [%rd1], %r6;
+  ret;)");
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module);
+  Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+  ASSERT_TRUE(info);
+  Result<exec::DeviceBuffer> out = executor_->allocateBuffer(256 + 128);
+  Result<exec::DeviceBuffer> in = executor_->allocateBuffer(256 + 128);
+  ASSERT_TRUE(out && in);
+  ASSERT_TRUE(executor_->setAccessibleRange(out->handle(), 64, 128));
+  ASSERT_TRUE(executor_->setAccessibleRange(in->handle(), 64, 128));
+  exec::LaunchConfig config;
+  config.block = {32, 1, 1};
+  Result<void> ran = executor_->launch(
+      info->handle, config,
+      exec::KernelArgs().buffer(out->handle(), 64).buffer(in->handle(), 64).scalar<uint32_t>(32).pack());
+  ASSERT_FALSE(ran);
+  EXPECT_NE(ran.error().message.find("4 bytes before the start of the 128-byte buffer"), std::string::npos)
+      << ran.error().message;
+}
+
+TEST_F(EmuTest, MemcheckCatchesMisalignedAndNullAccesses) {
+  Outcome misaligned = run(kernel(R"(
+  ld.global.u32 %r6, [%rd2+2];
+  st.global.u32 [%rd1], %r6;
+  ret;)"),
+                           1, 32, 64);
+  ASSERT_FALSE(misaligned.status);
+  EXPECT_NE(misaligned.status.error().message.find("misaligned global read"), std::string::npos)
+      << misaligned.status.error().message;
+
+  Outcome null = run(kernel(R"(
+  mov.u64 %rd5, 0;
+  ld.u32 %r6, [%rd5];
+  st.global.u32 [%rd1], %r6;
+  ret;)"),
+                     1, 32, 32);
+  ASSERT_FALSE(null.status);
+  EXPECT_NE(null.status.error().message.find("in no state space"), std::string::npos) << null.status.error().message;
+}
+
+TEST_F(EmuTest, InitcheckWarnsAndReadsZero) {
+  std::string ptx = kernel(R"(
+  add.u32 %r6, %r30, 5;
+  st.global.u32 [%rd1], %r6;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  const exec::LaunchFinding *init = find(o, "initcheck");
+  ASSERT_NE(init, nullptr);
+  EXPECT_FALSE(init->fatal);
+  EXPECT_EQ(init->line, lineOf(ptx, "add.u32 %r6, %r30, 5"));
+  for (uint32_t v : o.out) EXPECT_EQ(v, 5u);
+}
+
+TEST_F(EmuTest, SynccheckFindsABarrierInDivergentCode) {
+  std::string ptx = kernel(R"(
+  setp.ge.u32 %p1, %r3, 16;
+  @%p1 bra SKIP;
+  bar.sync 0;
+SKIP:
+  bar.sync 0;
+  st.global.u32 [%rd1], %r1;
+  ret;)");
+  Outcome o = run(ptx, 1, 64, 64);
+  ASSERT_FALSE(o.status);
+  const exec::LaunchFinding *sync = find(o, "synccheck");
+  ASSERT_NE(sync, nullptr) << o.status.error().message;
+  EXPECT_EQ(sync->line, lineOf(ptx, "bar.sync 0;"));
+}
+
+TEST_F(EmuTest, ExitedThreadsDoNotHoldUpABarrier) {
+  // The common `if (i >= n) return; ... __syncthreads()` pattern.
+  std::string ptx = kernel(R"(
+  setp.ge.u32 %p1, %r1, %r2;
+  @%p1 bra DONE;
+  bar.sync 0;
+  st.global.u32 [%rd1], %r1;
+DONE:
+  ret;)");
+  Outcome o = run(ptx, 1, 64, 64, {}, 40);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(o.out[i], i < 40 ? i : 0xdeadbeefu) << i;
+}
+
+TEST_F(EmuTest, AnInfiniteLoopTimesOut) {
+  EmuOptions options;
+  options.checks.stepBudget = 1u << 20;
+  executor_ = createEmuExecutor(options);
+  std::string ptx = kernel(R"(
+SPIN:
+  add.u32 %r6, %r6, 1;
+  bra.uni SPIN;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_FALSE(o.status);
+  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::Timeout);
+}
+
+TEST_F(EmuTest, CallsPassParametersAndReturnValues) {
+  std::string extra = R"(
+.func (.param .b32 result) triple_plus(.param .b32 x, .param .b32 y)
+{
+  .reg .b32 %t<4>;
+  ld.param.b32 %t1, [x];
+  ld.param.b32 %t2, [y];
+  mul.lo.s32 %t3, %t1, 3;
+  add.s32 %t3, %t3, %t2;
+  st.param.b32 [result], %t3;
+  ret;
+}
+)";
+  std::string ptx = kernel(R"(
+  and.b32 %r6, %r3, 1;
+  setp.eq.u32 %p1, %r6, 0;
+  mov.u32 %r7, 7;
+  @%p1 bra JOIN;
+  {
+    .param .b32 a0;
+    st.param.b32 [a0], %r1;
+    .param .b32 a1;
+    st.param.b32 [a1], 10;
+    .param .b32 r0;
+    call.uni (r0), triple_plus, (a0, a1);
+    ld.param.b32 %r7, [r0];
+  }
+JOIN:
+  shfl.sync.idx.b32 %r8, %r7, 1, 31, -1;
+  add.u32 %r7, %r7, %r8;
+  st.global.u32 [%rd1], %r7;
+  ret;)",
+                           extra);
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(o.out[l], ((l & 1) ? 3 * l + 10 : 7) + 13) << l;
+}
+
+TEST_F(EmuTest, AtomicsAcrossCtasRunningInParallel) {
+  // 64 CTAs x 128 threads: a histogram of in[i] % 8 into out[0..7], via shared
+  // memory atomics then one global atomic per bin and CTA.
+  std::string ptx = kernel(R"(
+  mov.u32 %r20, bins;
+  setp.lt.u32 %p1, %r3, 8;
+  shl.b32 %r6, %r3, 2;
+  add.u32 %r21, %r20, %r6;
+  @%p1 st.shared.u32 [%r21], 0;
+  bar.sync 0;
+  ld.global.u32 %r7, [%rd2];
+  and.b32 %r7, %r7, 7;
+  shl.b32 %r7, %r7, 2;
+  add.u32 %r7, %r20, %r7;
+  atom.shared.add.u32 %r8, [%r7], 1;
+  bar.sync 0;
+  @!%p1 bra DONE;
+  ld.shared.u32 %r9, [%r21];
+  cvt.u64.u32 %rd5, %r6;
+  add.s64 %rd5, %rd10, %rd5;
+  red.global.add.u32 [%rd5], %r9;
+DONE:
+  ret;)",
+                           ".shared .align 4 .b8 bins[32];");
+  const uint32_t n = 64 * 128;
+  std::vector<uint32_t> input(n);
+  for (uint32_t i = 0; i < n; ++i) input[i] = i * 2654435761u >> 7;
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+  Result<exec::DeviceBuffer> out = executor_->allocateBuffer(32);
+  Result<exec::DeviceBuffer> in = executor_->allocateBuffer(n * 4);
+  ASSERT_TRUE(info && out && in);
+  ASSERT_TRUE(executor_->memset(out->handle(), 0, 0, 32));
+  ASSERT_TRUE(executor_->upload(in->handle(), input));
+  exec::LaunchConfig config;
+  config.grid = {64, 1, 1};
+  config.block = {128, 1, 1};
+  Result<void> ran = executor_->launch(
+      info->handle, config, exec::KernelArgs().buffer(out->handle()).buffer(in->handle()).scalar<uint32_t>(n).pack());
+  ASSERT_TRUE(ran) << ran.error().message;
+  std::vector<uint32_t> want(8, 0);
+  for (uint32_t v : input) ++want[v % 8];
+  EXPECT_EQ(*executor_->download<uint32_t>(out->handle(), 8), want);
+}
+
+TEST_F(EmuTest, LocalMemoryThroughGenericAddresses) {
+  std::string ptx = kernel(R"(
+  .local .align 4 .b8 depot[64];
+  mov.u64 %rd5, depot;
+  cvta.local.u64 %rd6, %rd5;
+  st.u32 [%rd6+8], %r1;
+  st.local.u32 [%rd5+12], 9;
+  ld.local.u32 %r6, [%rd5+8];
+  ld.u32 %r7, [%rd6+12];
+  add.u32 %r6, %r6, %r7;
+  st.global.u32 [%rd1], %r6;
+  ret;)");
+  Outcome o = run(ptx, 2, 32, 64);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(o.out[i], i + 9) << i;
+}
+
+TEST_F(EmuTest, UnsupportedInstructionsAreNamedWithTheirLine) {
+  std::string ptx = kernel(R"(
+  brkpt;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_FALSE(o.status);
+  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::ModuleLoad);
+  EXPECT_NE(o.status.error().message.find("unsupported"), std::string::npos) << o.status.error().message;
+  EXPECT_NE(o.status.error().message.find("brkpt"), std::string::npos) << o.status.error().message;
+  EXPECT_NE(o.status.error().message.find(fmt::format("line {}", lineOf(ptx, "brkpt"))), std::string::npos)
+      << o.status.error().message;
+}
+
+TEST_F(EmuTest, LaunchLimitsAreLaunchErrors) {
+  std::string ptx = kernel("  ret;");
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module);
+  Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+  Result<exec::DeviceBuffer> buffer = executor_->allocateBuffer(64);
+  ASSERT_TRUE(info && buffer);
+  exec::LaunchConfig config;
+  config.block = {2048, 1, 1};
+  Result<void> ran = executor_->launch(
+      info->handle, config,
+      exec::KernelArgs().buffer(buffer->handle()).buffer(buffer->handle()).scalar<uint32_t>(1).pack());
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(exec::execErrorKindOf(ran.error()), ExecErrorKind::LaunchError);
+  EXPECT_FALSE(executor_->getKernel(*module, "missing"));
+  EXPECT_FALSE(executor_->loadModule({1, 2, 3}, exec::ModuleFormat::Cubin));
+}
+
+TEST_F(EmuTest, TimingNeedsAGpu) {
+  std::string ptx = kernel("  ret;");
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module);
+  Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+  ASSERT_TRUE(info);
+  Result<std::vector<float>> times = executor_->timeLaunch(info->handle, {}, {}, {});
+  ASSERT_FALSE(times);
+  EXPECT_NE(times.error().message.find("timing needs a GPU"), std::string::npos);
+}
+
+} // namespace
+} // namespace ptxforge::emu
