@@ -37,6 +37,11 @@ namespace {
 constexpr uint32_t kConstTag = 0x80000000u;
 constexpr uint32_t kSpecialTag = 0x40000000u;
 
+constexpr uint32_t kMaxRegisterSlots = 1u << 16;  ///< 16 MiB of registers per warp
+constexpr uint32_t kMaxLocalBytes = 512u * 1024;   ///< per thread, as on the GPU
+constexpr size_t kMaxConstBytes = 64u * 1024;
+constexpr uint64_t kMaxGlobalImageBytes = uint64_t(64) << 20; ///< what the executor reserves
+
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
 }
@@ -71,14 +76,17 @@ uint64_t typeBytes(const std::string &type) {
   return t == DType::None ? 0 : dtypeBytes(t);
 }
 
+/// Bytes of a declaration; saturates at 2^40 so that absurd array sizes are
+/// refused by the size limits instead of overflowing.
 uint64_t declBytes(const ptx::VariableDecl &decl) {
+  constexpr uint64_t kCap = uint64_t(1) << 40;
   uint64_t bytes = typeBytes(decl.type) * std::max<uint32_t>(1, decl.vectorWidth);
-  for (uint64_t dim : decl.arrayDims) bytes *= dim;
-  return bytes;
+  for (uint64_t dim : decl.arrayDims) bytes = dim && bytes > kCap / dim ? kCap : bytes * dim;
+  return std::min(bytes, kCap);
 }
 
 uint64_t declAlign(const ptx::VariableDecl &decl) {
-  if (decl.align) return decl.align;
+  if (decl.align) return std::min<uint64_t>(decl.align, 1u << 16);
   return std::max<uint64_t>(1, typeBytes(decl.type) * std::max<uint32_t>(1, decl.vectorWidth));
 }
 
@@ -364,6 +372,10 @@ Result<void> ModuleDecoder::addShared(const ptx::VariableDecl &decl) {
     return {};
   }
   uint64_t offset = alignUp(program_.staticSharedBytes, declAlign(decl));
+  if (offset + declBytes(decl) > (uint64_t(1) << 20))
+    return errorAt(decl.loc.line, fmt::format("invalid: .shared variable '{}' takes the static shared memory past "
+                                              "1 MiB",
+                                              decl.name));
   sharedOffsets_[&decl] = offset;
   program_.staticSharedBytes = static_cast<uint32_t>(offset + declBytes(decl));
   return {};
@@ -421,7 +433,10 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     symbol.bits = static_cast<uint8_t>(type == DType::Pred ? 1 : std::min(64u, dtypeBits(type)));
     if (type == DType::B128) return errorAt(decl.loc.line, "unsupported: .b128 registers are not emulated");
     uint32_t count = decl.rangeCount.value_or(1);
-    if (count > (1u << 20)) return errorAt(decl.loc.line, fmt::format("register range {}<{}> is too large", decl.name, count));
+    if (count > kMaxRegisterSlots || registerCount_ + count > kMaxRegisterSlots)
+      return errorAt(decl.loc.line, fmt::format("unsupported: register range {}<{}> takes the module past the "
+                                                "emulator's {} registers",
+                                                decl.name, count, kMaxRegisterSlots));
     for (uint32_t i = 0; i < count; ++i) {
       symbol.slot = registerCount_++;
       scope[decl.rangeCount ? decl.name + std::to_string(i) : decl.name] = symbol;
@@ -435,6 +450,9 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
   case ptx::StateSpace::Global: {
     symbol.kind = Symbol::Kind::Global;
     uint64_t offset = alignUp(program_.globalImage.size(), declAlign(decl));
+    if (offset + declBytes(decl) > kMaxGlobalImageBytes)
+      return errorAt(decl.loc.line, fmt::format("unsupported: the module's .global variables take more than {} MiB",
+                                                kMaxGlobalImageBytes >> 20));
     program_.globalImage.resize(offset + declBytes(decl));
     if (!decl.initializer.empty()) {
       std::string error;
@@ -447,6 +465,9 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
   case ptx::StateSpace::Const: {
     symbol.kind = Symbol::Kind::Const;
     uint64_t offset = alignUp(program_.constBank.size(), declAlign(decl));
+    if (offset + declBytes(decl) > kMaxConstBytes)
+      return errorAt(decl.loc.line, fmt::format("invalid: .const variable '{}' takes the .const bank past 64 KiB",
+                                                decl.name));
     program_.constBank.resize(offset + declBytes(decl));
     if (!decl.initializer.empty()) {
       std::string error;
@@ -461,6 +482,9 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     // Call-site .param variables and .local variables: the thread's frame.
     symbol.kind = Symbol::Kind::Local;
     uint64_t offset = alignUp(program_.localBytes, std::max<uint64_t>(declAlign(decl), 8));
+    if (offset + declBytes(decl) > kMaxLocalBytes)
+      return errorAt(decl.loc.line, fmt::format("invalid: '{}' takes the local memory per thread past {} KiB",
+                                                decl.name, kMaxLocalBytes >> 10));
     program_.localBytes = static_cast<uint32_t>(offset + std::max<uint64_t>(declBytes(decl), 1));
     symbol.address = offset;
     break;
@@ -778,6 +802,18 @@ Result<void> ModuleDecoder::finish() {
     remap(inst.guard);
   }
   program_.slotCount = registerBase + registerCount_;
+  // Limits of the hardware (and of the emulator's memory per warp).
+  if (registerCount_ > kMaxRegisterSlots)
+    return makeError(ErrorKind::InvalidInput,
+                     fmt::format("unsupported: the module declares {} registers; the emulator takes at most {}",
+                                 registerCount_, kMaxRegisterSlots));
+  if (program_.localBytes > kMaxLocalBytes)
+    return makeError(ErrorKind::InvalidInput,
+                     fmt::format("invalid: {} bytes of local memory per thread exceed the limit of {}",
+                                 program_.localBytes, kMaxLocalBytes));
+  if (program_.constBank.size() > kMaxConstBytes)
+    return makeError(ErrorKind::InvalidInput, fmt::format("invalid: {} bytes of .const data exceed the 64 KiB bank",
+                                                          program_.constBank.size()));
   return {};
 }
 

@@ -172,6 +172,13 @@ public:
       return makeExecError(ExecErrorKind::LaunchError,
                            fmt::format("{} bytes of shared memory exceed the limit of {} (CUDA_ERROR_INVALID_VALUE)",
                                        shared, properties_.maxSharedBytesPerBlockOptin));
+    // The emulator's own memory per CTA: every thread's registers and local memory.
+    constexpr uint64_t kCtaBudget = uint64_t(256) << 20;
+    if (threads * program.slotCount * 8 > kCtaBudget || threads * program.localBytes > kCtaBudget)
+      return makeExecError(ExecErrorKind::OutOfResources,
+                           fmt::format("{} threads x ({} registers, {} bytes of local memory) exceed the emulator's "
+                                       "256 MiB per CTA (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
+                                       threads, program.slotCount, program.localBytes));
     if (args.bytes.size() < desc.paramBytes)
       return makeExecError(ExecErrorKind::InvalidArgument,
                            fmt::format("the kernel takes {} bytes of parameters; {} were given", desc.paramBytes,

@@ -148,24 +148,21 @@ struct OpXor { template <typename T> static T apply(T a, T b) { return static_ca
 struct OpAddSat { static int32_t apply(int32_t a, int32_t b) { return saturateS32(int64_t(a) + int64_t(b)); } };
 struct OpSubSat { static int32_t apply(int32_t a, int32_t b) { return saturateS32(int64_t(a) - int64_t(b)); } };
 
-/// Integer division: the PTX ISA leaves x/0 unspecified; this returns what the
-/// GPU's division sequence gives (all ones for unsigned, ±1 for signed), and
-/// MIN/-1 wraps to MIN instead of trapping the host.
+/// Integer division and remainder. The PTX ISA leaves x/0 unspecified; an
+/// H200 (sm_90) gives all ones for both quotient and remainder, signed or not,
+/// and so does the emulator. MIN / -1 wraps to MIN and MIN % -1 is 0 (the GPU
+/// agrees) instead of trapping the host.
 struct OpDiv {
   template <typename T> static T apply(T a, T b) {
-    if (b == 0) {
-      if constexpr (std::is_signed_v<T>) return a < 0 ? T(1) : T(-1);
-      else return static_cast<T>(~T(0));
-    }
+    if (b == 0) return static_cast<T>(~T(0));
     if constexpr (std::is_signed_v<T>)
       if (b == T(-1)) return wrapNeg(a);
     return static_cast<T>(a / b);
   }
 };
-/// x % 0 = x (a - (x/0)*0), MIN % -1 = 0.
 struct OpRem {
   template <typename T> static T apply(T a, T b) {
-    if (b == 0) return a;
+    if (b == 0) return static_cast<T>(~T(0));
     if constexpr (std::is_signed_v<T>)
       if (b == T(-1)) return T(0);
     return static_cast<T>(a % b);
@@ -1720,10 +1717,11 @@ bool decodeTestp(DecodeContext &ctx) {
   DType t = singleType(ctx);
   if (t == DType::None) return true;
   ctx.out.type = t;
-  // Class bits: 0 zero, 1 subnormal, 2 normal, 3 infinite, 4 NaN.
+  // Class bits: 0 zero, 1 subnormal, 2 normal, 3 infinite, 4 NaN. An H200
+  // counts ±0 as .normal (finite and not subnormal); the emulator does too.
   static constexpr std::pair<std::string_view, uint8_t> kOps[] = {
       {"finite", 0b00111}, {"infinite", 0b01000}, {"number", 0b01111},
-      {"notanumber", 0b10000}, {"normal", 0b00100}, {"subnormal", 0b00010}};
+      {"notanumber", 0b10000}, {"normal", 0b00101}, {"subnormal", 0b00010}};
   int found = 0;
   for (const auto &[name, mask] : kOps)
     if (ctx.has(name)) ctx.out.sub = mask, ++found;

@@ -395,14 +395,14 @@ bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint3
   return false;
 }
 
-void runCta(Launch &launch, uint32_t linearCta, HostThread &host) {
+void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   const Program &program = *launch.program;
   const KernelDesc &kernel = *launch.kernel;
   Cta cta;
   cta.launch = &launch;
-  cta.ctaid[0] = linearCta % launch.grid.x;
-  cta.ctaid[1] = (linearCta / launch.grid.x) % launch.grid.y;
-  cta.ctaid[2] = linearCta / (launch.grid.x * launch.grid.y);
+  cta.ctaid[0] = static_cast<uint32_t>(linearCta % launch.grid.x);
+  cta.ctaid[1] = static_cast<uint32_t>((linearCta / launch.grid.x) % launch.grid.y);
+  cta.ctaid[2] = static_cast<uint32_t>(linearCta / (uint64_t(launch.grid.x) * launch.grid.y));
   size_t sharedBytes = size_t(program.dynamicSharedOffset) + launch.dynamicSharedBytes;
   sharedBytes = std::max<size_t>(sharedBytes, program.staticSharedBytes);
   host.shared.assign(sharedBytes, 0);
@@ -511,7 +511,22 @@ void runLaunch(Launch &launch) {
     for (;;) {
       uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
       if (i >= ctas || launch.aborted.load(std::memory_order_relaxed)) return;
-      runCta(launch, static_cast<uint32_t>(i), host);
+      // Starting a CTA costs a step per warp, so that a huge grid of empty CTAs
+      // also meets the budget and the deadline.
+      uint64_t steps = launch.steps.fetch_add((launch.block.count() + kWarpSize - 1) / kWarpSize) + 1;
+      bool late = launch.hasDeadline && (i % 64) == 0 && std::chrono::steady_clock::now() > launch.deadline;
+      if (steps > launch.checks.stepBudget || late) {
+        Finding finding;
+        finding.check = "timeout";
+        finding.message = fmt::format("timeout: the launch ran past its {} after {} of {} CTAs (an infinite loop or "
+                                      "a huge grid?)",
+                                      late ? fmt::format("deadline of {} ms", launch.checks.timeoutMs)
+                                           : fmt::format("budget of {} warp-instructions", launch.checks.stepBudget),
+                                      i, ctas);
+        launch.report(std::move(finding));
+        return;
+      }
+      runCta(launch, i, host);
     }
   };
   if (threads == 1) {

@@ -13,7 +13,7 @@ struct KindName {
   ExecErrorKind kind;
   const char *name;
 };
-constexpr std::array<KindName, 9> kKindNames{{
+constexpr std::array<KindName, 10> kKindNames{{
     {ExecErrorKind::NoDevice, "no GPU"},
     {ExecErrorKind::InvalidArgument, "invalid-argument"},
     {ExecErrorKind::OutOfMemory, "out-of-memory"},
@@ -23,6 +23,7 @@ constexpr std::array<KindName, 9> kKindNames{{
     {ExecErrorKind::Crashed, "crashed"},
     {ExecErrorKind::Timeout, "timeout"},
     {ExecErrorKind::Internal, "internal"},
+    {ExecErrorKind::Unavailable, "unavailable"},
 }};
 } // namespace
 
@@ -36,7 +37,8 @@ const char *execErrorKindName(ExecErrorKind kind) {
 Error makeExecError(ExecErrorKind kind, const std::string &detail) {
   ErrorKind broad = ErrorKind::Internal;
   switch (kind) {
-  case ExecErrorKind::NoDevice: broad = ErrorKind::ToolMissing; break;
+  case ExecErrorKind::NoDevice:
+  case ExecErrorKind::Unavailable: broad = ErrorKind::ToolMissing; break;
   case ExecErrorKind::ModuleLoad: broad = ErrorKind::Compile; break;
   case ExecErrorKind::InvalidArgument:
   case ExecErrorKind::LaunchError:
@@ -103,6 +105,44 @@ void DeviceBuffer::reset() {
   executor_ = nullptr;
   handle_ = {};
   bytes_ = 0;
+}
+
+const char *libraryOpName(LibraryOp op) {
+  switch (op) {
+  case LibraryOp::Gemm: return "gemm";
+  case LibraryOp::GemmF16F32: return "gemm_f16_f32";
+  case LibraryOp::GemmBatched: return "gemm_batched";
+  case LibraryOp::Gemv: return "gemv";
+  }
+  return "unknown";
+}
+
+LibraryOperandCounts libraryOperandCounts(const LibraryCall &call) {
+  auto count = [](int64_t x, int64_t y, int64_t z = 1) {
+    return x > 0 && y > 0 && z > 0 ? uint64_t(x) * uint64_t(y) * uint64_t(z) : 0;
+  };
+  if (call.op == LibraryOp::Gemv)
+    return {count(call.m, call.k), count(call.k, 1), count(call.m, 1)};
+  const int64_t batch = call.op == LibraryOp::GemmBatched ? call.batch : 1;
+  return {count(call.m, call.k, batch), count(call.k, call.n, batch), count(call.m, call.n, batch)};
+}
+
+LibraryOperandCounts libraryElementBytes(LibraryOp op) {
+  if (op == LibraryOp::GemmF16F32) return {2, 2, 4};
+  return {4, 4, 4};
+}
+
+Result<void> Executor::runLibraryCall(const LibraryCall &call) {
+  return makeExecError(ExecErrorKind::Unavailable,
+                       std::string("vendor-library calls (") + libraryOpName(call.op) +
+                           ") are not available on this executor (" +
+                           (properties().backend.empty() ? "unnamed" : properties().backend) + ")");
+}
+
+Result<std::vector<float>> Executor::timeLibraryCall(const LibraryCall &call, const TimingOptions &options) {
+  (void)options;
+  Result<void> unavailable = Executor::runLibraryCall(call);
+  return unavailable.error();
 }
 
 Result<DeviceBuffer> Executor::allocateBuffer(uint64_t bytes) {

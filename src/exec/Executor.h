@@ -31,14 +31,16 @@ enum class ExecErrorKind : uint8_t {
   Crashed,         ///< the kernel faulted (sticky error) or the worker died; context lost
   Timeout,         ///< the watchdog killed the worker after the call's deadline
   Internal,        ///< anything else (a driver call failed unexpectedly, protocol error)
+  Unavailable,     ///< this executor cannot do that (no vendor library here, an emulator)
 };
 
 /// Stable kebab-case name ("launch-error", "crashed", ...); "no GPU" for NoDevice.
 const char *execErrorKindName(ExecErrorKind kind);
 
 /// Builds the Error for an executor failure: "<kind name>: <detail>". The
-/// broad ErrorKind is derived from `kind` (NoDevice -> ToolMissing, ModuleLoad
-/// -> Compile, a candidate's fault -> InvalidInput, the rest -> Internal).
+/// broad ErrorKind is derived from `kind` (NoDevice and Unavailable ->
+/// ToolMissing, ModuleLoad -> Compile, a candidate's fault -> InvalidInput, the
+/// rest -> Internal).
 Error makeExecError(ExecErrorKind kind, const std::string &detail);
 
 /// Reads the ExecErrorKind back from an Error made by makeExecError (None for
@@ -143,6 +145,49 @@ struct TimingOptions {
   uint32_t timeoutMs = 0; ///< deadline for the whole timing call (isolated); 0 = default
   friend bool operator==(const TimingOptions &, const TimingOptions &) = default;
 };
+
+// ---------------------------------------------------------------------------
+// Vendor-library calls
+
+/// The operations an executor may run through a vendor library (cuBLAS on the
+/// GPU) as a second baseline. Every matrix is row-major and dense (its leading
+/// dimension is its row length), as the tasks store them; the executor maps
+/// that onto the library's own conventions.
+enum class LibraryOp : uint8_t {
+  Gemm,        ///< c (m x n) = a (m x k) * b (k x n), f32
+  GemmF16F32,  ///< the same with f16 a and b, f32 c, f32 accumulation
+  GemmBatched, ///< `batch` f32 gemms, each operand's matrices stored one after another
+  Gemv,        ///< c (m) = a (m x k) * b (k), f32: b is x, c is y; n is unused
+};
+
+/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv" (the names task.toml uses).
+const char *libraryOpName(LibraryOp op);
+
+/// One operand: a buffer and where the data starts in it (the gate passes
+/// interior pointers past a guard zone, as for kernel arguments).
+struct LibraryOperand {
+  BufferHandle buffer;
+  uint64_t byteOffset = 0;
+  friend bool operator==(const LibraryOperand &, const LibraryOperand &) = default;
+};
+
+/// One vendor-library call: c = a * b (alpha 1, beta 0: c is overwritten).
+struct LibraryCall {
+  LibraryOp op = LibraryOp::Gemm;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;    ///< GemmBatched only
+  LibraryOperand a, b, c;
+  uint32_t timeoutMs = 0; ///< watchdog deadline of runLibraryCall (isolated); 0 = default
+  friend bool operator==(const LibraryCall &, const LibraryCall &) = default;
+};
+
+/// Element counts the call reads or writes in each operand: {a, b, c}.
+struct LibraryOperandCounts {
+  uint64_t a = 0, b = 0, c = 0;
+};
+LibraryOperandCounts libraryOperandCounts(const LibraryCall &call);
+/// Element sizes in bytes: {a, b, c} (2 for the f16 inputs of GemmF16F32, else 4).
+LibraryOperandCounts libraryElementBytes(LibraryOp op);
 
 // ---------------------------------------------------------------------------
 // Kernel arguments
@@ -269,6 +314,15 @@ public:
   /// The sanitizer findings of the launches since the last call (the
   /// emulator's memcheck, racecheck, initcheck, synccheck); empty for the GPU.
   virtual std::vector<LaunchFinding> takeFindings() { return {}; }
+
+  /// Runs one vendor-library call (cuBLAS on the GPU) and waits for it. The
+  /// default, for executors without a vendor library (the emulator): an Error
+  /// of kind Unavailable, "... not available on this executor".
+  virtual Result<void> runLibraryCall(const LibraryCall &call);
+  /// Times a vendor-library call as timeLaunch times a kernel: warm-up calls,
+  /// the L2 flushed before each repetition, device events; milliseconds per
+  /// timed repetition. Default: Unavailable, as runLibraryCall.
+  virtual Result<std::vector<float>> timeLibraryCall(const LibraryCall &call, const TimingOptions &options);
 
   // Typed conveniences over the byte-level calls.
   template <typename T> Result<void> upload(BufferHandle dst, const std::vector<T> &values) {

@@ -1,10 +1,15 @@
 // GpuExecutor: Executor over the dlopen'd CUDA driver API. Every driver object
 // (primary context, modules, allocations, events) is owned here and released
 // in the destructor; every driver call is checked and its failure classified.
+// Vendor-library calls go to cuBLAS, also dlopen'd, on first use.
 #include "exec/GpuExecutor.h"
 
 #include "exec/CudaDriver.h"
+#if PTXFORGE_HAVE_CUBLAS
+#include "exec/Cublas.h"
+#endif
 
+#include <climits>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +79,8 @@ public:
   Result<std::vector<float>> timeLaunch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args,
                                         const TimingOptions &options) override;
   Result<void> flushL2() override;
+  Result<void> runLibraryCall(const LibraryCall &call) override;
+  Result<std::vector<float>> timeLibraryCall(const LibraryCall &call, const TimingOptions &options) override;
 
 private:
   struct KernelRecord {
@@ -90,6 +97,14 @@ private:
   Result<void> checkRange(BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const;
   Result<void> launchAsync(KernelRecord &kernel, const LaunchConfig &config, const PackedArgs &args);
   Result<void> enqueueFlush();
+  /// Checks the call's sizes and operand ranges against the live buffers and
+  /// enqueues it on the executor's stream (the legacy default stream).
+  Result<void> enqueueLibraryCall(const LibraryCall &call);
+#if PTXFORGE_HAVE_CUBLAS
+  /// The cuBLAS handle, created on first use in this context.
+  Result<const CublasHandle *> cublas();
+  std::unique_ptr<CublasHandle> cublas_;
+#endif
 
   std::shared_ptr<const CudaDriver> driver_;
   CUdevice device_;
@@ -107,6 +122,9 @@ private:
 };
 
 GpuExecutor::~GpuExecutor() {
+#if PTXFORGE_HAVE_CUBLAS
+  cublas_.reset(); // cublasDestroy needs the context, released below
+#endif
   // After a sticky error these calls fail; there is nothing better to do than
   // let the driver reclaim everything with the context.
   for (auto &[address, bytes] : allocations_)
@@ -424,6 +442,162 @@ Result<std::vector<float>> GpuExecutor::timeLaunch(KernelHandle kernel, const La
       return fail(result, ExecErrorKind::Internal, "cuEventRecord");
     if ((result = driver_->eventSynchronize(stopEvent_)) != CUDA_SUCCESS)
       return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed launch of '" + record.name + "'");
+    float elapsed = 0;
+    if ((result = driver_->eventElapsedTime(&elapsed, startEvent_, stopEvent_)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventElapsedTime");
+    milliseconds.push_back(elapsed);
+  }
+  return milliseconds;
+}
+
+#if PTXFORGE_HAVE_CUBLAS
+Result<const CublasHandle *> GpuExecutor::cublas() {
+  if (cublas_)
+    return cublas_.get();
+  Result<std::shared_ptr<const Cublas>> loaded = Cublas::load();
+  if (!loaded)
+    return loaded.error();
+  const Cublas &library = **loaded;
+  cublasHandle_t raw = nullptr;
+  // cuBLAS's runtime adopts the context current on this thread: the primary
+  // context initialise() made current.
+  if (cublasStatus_t status = library.create(&raw); status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(ExecErrorKind::Unavailable,
+                         "cublasCreate (" + library.libraryName + "): " + library.describe(status));
+  auto handle = std::make_unique<CublasHandle>(*loaded, raw);
+  // The executor launches and records its events on the legacy default
+  // stream (a null CUstream), so cuBLAS must use it too for the events to
+  // bracket its kernels.
+  if (cublasStatus_t status = library.setStream(raw, nullptr); status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(ExecErrorKind::Internal, "cublasSetStream: " + library.describe(status));
+  if (cublasStatus_t status = library.setPointerMode(raw, CUBLAS_POINTER_MODE_HOST); status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(ExecErrorKind::Internal, "cublasSetPointerMode: " + library.describe(status));
+  // The default math mode keeps at least the precision asked for: no TF32 for
+  // SGEMM (it would fail the tasks' f32 tolerances), tensor cores for f16 inputs.
+  if (cublasStatus_t status = library.setMathMode(raw, CUBLAS_DEFAULT_MATH); status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(ExecErrorKind::Internal, "cublasSetMathMode: " + library.describe(status));
+  cublas_ = std::move(handle);
+  return cublas_.get();
+}
+#endif
+
+Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
+  const char *name = libraryOpName(call.op);
+  auto fitsInt = [](int64_t value) { return value >= 1 && value <= INT_MAX; };
+  const bool gemv = call.op == LibraryOp::Gemv;
+  if (!fitsInt(call.m) || !fitsInt(call.k) || (!gemv && !fitsInt(call.n)) ||
+      (call.op == LibraryOp::GemmBatched && !fitsInt(call.batch)))
+    return makeExecError(ExecErrorKind::InvalidArgument,
+                         std::string(name) + ": sizes m=" + std::to_string(call.m) + " n=" + std::to_string(call.n) +
+                             " k=" + std::to_string(call.k) + " batch=" + std::to_string(call.batch) +
+                             " must lie in [1, 2^31-1] (n and batch only where the op uses them)");
+  const LibraryOperandCounts counts = libraryOperandCounts(call);
+  const LibraryOperandCounts elementBytes = libraryElementBytes(call.op);
+  // Every operand must lie inside a live buffer: a wrong size is an error
+  // here, not a read past the end inside cuBLAS.
+  const std::string where = std::string("library call ") + name;
+  if (Result<void> ok = checkRange(call.a.buffer, call.a.byteOffset, counts.a * elementBytes.a, (where + ", operand a").c_str()); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(call.b.buffer, call.b.byteOffset, counts.b * elementBytes.b,
+                                   (where + (gemv ? ", operand x" : ", operand b")).c_str());
+      !ok)
+    return ok;
+  if (Result<void> ok = checkRange(call.c.buffer, call.c.byteOffset, counts.c * elementBytes.c,
+                                   (where + (gemv ? ", operand y" : ", operand c")).c_str());
+      !ok)
+    return ok;
+#if PTXFORGE_HAVE_CUBLAS
+  Result<const CublasHandle *> handle = cublas();
+  if (!handle)
+    return handle.error();
+  const Cublas &library = (*handle)->library();
+  cublasHandle_t raw = (*handle)->get();
+  auto pointer = [](const LibraryOperand &operand) {
+    return reinterpret_cast<void *>(static_cast<uintptr_t>(operand.buffer.value + operand.byteOffset));
+  };
+  const float *a = static_cast<const float *>(pointer(call.a));
+  const float *b = static_cast<const float *>(pointer(call.b));
+  float *c = static_cast<float *>(pointer(call.c));
+  const int m = static_cast<int>(call.m), n = gemv ? 0 : static_cast<int>(call.n), k = static_cast<int>(call.k);
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  std::string function;
+  // cuBLAS is column-major. A row-major matrix with R rows and C columns is,
+  // byte for byte, the column-major C x R matrix of its transpose with leading
+  // dimension C. So row-major C = A B is column-major C^T = B^T A^T: pass B
+  // first, swap m and n, and let every leading dimension be a row length.
+  switch (call.op) {
+  case LibraryOp::Gemm:
+    function = "cublasSgemm";
+    status = library.sgemm(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n);
+    break;
+  case LibraryOp::GemmF16F32:
+    function = "cublasGemmEx(f16, f16 -> f32, compute 32F)";
+    status = library.gemmEx(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, n, a, CUDA_R_16F, k, &zero, c,
+                            CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    break;
+  case LibraryOp::GemmBatched:
+    function = "cublasSgemmStridedBatched";
+    status = library.sgemmStridedBatched(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n,
+                                         static_cast<long long>(call.k) * call.n, a, k,
+                                         static_cast<long long>(call.m) * call.k, &zero, c, n,
+                                         static_cast<long long>(call.m) * call.n, static_cast<int>(call.batch));
+    break;
+  case LibraryOp::Gemv:
+    // Row-major A (m x k) is column-major A^T (k x m, lda k): y = (A^T)^T x.
+    function = "cublasSgemv(CUBLAS_OP_T)";
+    status = library.sgemv(raw, CUBLAS_OP_T, k, m, &one, a, k, b, 1, &zero, c, 1);
+    break;
+  }
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(status == CUBLAS_STATUS_ALLOC_FAILED ? ExecErrorKind::OutOfMemory : ExecErrorKind::Internal,
+                         function + " for " + name + " (m=" + std::to_string(call.m) + ", n=" + std::to_string(call.n) +
+                             ", k=" + std::to_string(call.k) + ", batch=" + std::to_string(call.batch) +
+                             "): " + library.describe(status));
+  return {};
+#else
+  return makeExecError(ExecErrorKind::Unavailable,
+                       std::string("cuBLAS not found: ptxforge was built without cublas_v2.h, so ") + name +
+                           " cannot run through it");
+#endif
+}
+
+Result<void> GpuExecutor::runLibraryCall(const LibraryCall &call) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = enqueueLibraryCall(call); !ok)
+    return ok;
+  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal,
+                std::string("cuCtxSynchronize after the library call ") + libraryOpName(call.op));
+  return {};
+}
+
+Result<std::vector<float>> GpuExecutor::timeLibraryCall(const LibraryCall &call, const TimingOptions &options) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok.error();
+  const std::string name = libraryOpName(call.op);
+  for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup)
+    if (Result<void> ok = enqueueLibraryCall(call); !ok)
+      return ok.error();
+  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after warm-up calls of " + name);
+
+  std::vector<float> milliseconds;
+  milliseconds.reserve(options.repetitions);
+  for (uint32_t repetition = 0; repetition < options.repetitions; ++repetition) {
+    if (options.flushL2)
+      if (Result<void> ok = enqueueFlush(); !ok)
+        return ok.error();
+    CUresult result = driver_->eventRecord(startEvent_, nullptr);
+    if (result != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
+    if (Result<void> ok = enqueueLibraryCall(call); !ok)
+      return ok.error();
+    if ((result = driver_->eventRecord(stopEvent_, nullptr)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
+    if ((result = driver_->eventSynchronize(stopEvent_)) != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed call of " + name);
     float elapsed = 0;
     if ((result = driver_->eventElapsedTime(&elapsed, startEvent_, stopEvent_)) != CUDA_SUCCESS)
       return fail(result, ExecErrorKind::Internal, "cuEventElapsedTime");

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -430,6 +431,46 @@ Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, con
     return request.error();
   request->timing = options;
   Result<Response> answer = call(*request, deadline(options.timeoutMs));
+  if (!answer)
+    return answer.error();
+  return std::move(answer->timings);
+}
+
+Result<Request> IsolatedExecutor::libraryRequest(Op op, const LibraryCall &call) const {
+  Request request;
+  request.op = op;
+  request.library = call;
+  const std::pair<LibraryOperand *, const char *> operands[] = {
+      {&request.library.a, "a"}, {&request.library.b, "b"}, {&request.library.c, "c"}};
+  for (auto [operand, name] : operands) {
+    Result<uint64_t> address = remote(buffers_, operand->buffer.value, "buffer");
+    if (!address)
+      return makeExecError(ExecErrorKind::InvalidArgument, std::string("library call ") + libraryOpName(call.op) +
+                                                               ", operand " + name + ": " + address.error().message);
+    operand->buffer.value = *address;
+  }
+  return request;
+}
+
+Result<void> IsolatedExecutor::runLibraryCall(const LibraryCall &libraryCall) {
+  Result<Request> request = libraryRequest(Op::RunLibraryCall, libraryCall);
+  if (!request)
+    return request.error();
+  // The first call also loads cuBLAS (hundreds of MB) and creates its handle:
+  // at least the start-up deadline.
+  Result<Response> answer = call(*request, std::max(deadline(libraryCall.timeoutMs), options_.startTimeoutMs));
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<std::vector<float>> IsolatedExecutor::timeLibraryCall(const LibraryCall &libraryCall,
+                                                             const TimingOptions &options) {
+  Result<Request> request = libraryRequest(Op::TimeLibraryCall, libraryCall);
+  if (!request)
+    return request.error();
+  request->timing = options;
+  Result<Response> answer = call(*request, std::max(deadline(options.timeoutMs), options_.startTimeoutMs));
   if (!answer)
     return answer.error();
   return std::move(answer->timings);

@@ -85,6 +85,10 @@ public:
   Result<std::vector<float>> timeLaunch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args,
                                         const TimingOptions &options) override;
   Result<void> flushL2() override;
+  /// Forwarded to the worker's GpuExecutor (cuBLAS is loaded there, so a
+  /// fault inside it ends as a crashed worker, not a crashed caller).
+  Result<void> runLibraryCall(const LibraryCall &call) override;
+  Result<std::vector<float>> timeLibraryCall(const LibraryCall &call, const TimingOptions &options) override;
 
   /// Times the worker was restarted after a crash or timeout.
   uint64_t workerRestarts() const { return worker_.starts() > 0 ? worker_.starts() - 1 : 0; }
@@ -103,6 +107,8 @@ private:
   /// A Launch or TimeLaunch request: the kernel and buffer handles translated to the worker's.
   Result<protocol::Request> launchRequest(protocol::Op op, KernelHandle kernel, const LaunchConfig &config,
                                           const PackedArgs &args) const;
+  /// A RunLibraryCall or TimeLibraryCall request: the operands' buffers translated to the worker's.
+  Result<protocol::Request> libraryRequest(protocol::Op op, const LibraryCall &call) const;
   uint32_t deadline(uint32_t requested) const { return requested ? requested : options_.defaultTimeoutMs; }
 
   IsolatedOptions options_;

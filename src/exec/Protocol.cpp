@@ -27,6 +27,8 @@ const char *opName(Op op) {
   case Op::Synchronize: return "synchronize";
   case Op::TimeLaunch: return "time-launch";
   case Op::FlushL2: return "flush-l2";
+  case Op::RunLibraryCall: return "run-library-call";
+  case Op::TimeLibraryCall: return "time-library-call";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -133,8 +135,47 @@ LaunchConfig getConfig(Reader &reader) {
   return config;
 }
 
+void putOperand(Writer &writer, const LibraryOperand &operand) {
+  writer.put(operand.buffer.value);
+  writer.put(operand.byteOffset);
+}
+LibraryOperand getOperand(Reader &reader) {
+  LibraryOperand operand;
+  operand.buffer.value = reader.get<uint64_t>();
+  operand.byteOffset = reader.get<uint64_t>();
+  return operand;
+}
+
+void putLibraryCall(Writer &writer, const LibraryCall &call) {
+  writer.put(static_cast<uint8_t>(call.op));
+  writer.put(call.m);
+  writer.put(call.n);
+  writer.put(call.k);
+  writer.put(call.batch);
+  putOperand(writer, call.a);
+  putOperand(writer, call.b);
+  putOperand(writer, call.c);
+  writer.put(call.timeoutMs);
+}
+LibraryCall getLibraryCall(Reader &reader) {
+  LibraryCall call;
+  const uint8_t op = reader.get<uint8_t>();
+  if (op > uint8_t(LibraryOp::Gemv))
+    reader.fail();
+  call.op = static_cast<LibraryOp>(op);
+  call.m = reader.get<int64_t>();
+  call.n = reader.get<int64_t>();
+  call.k = reader.get<int64_t>();
+  call.batch = reader.get<int64_t>();
+  call.a = getOperand(reader);
+  call.b = getOperand(reader);
+  call.c = getOperand(reader);
+  call.timeoutMs = reader.get<uint32_t>();
+  return call;
+}
+
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::FlushL2)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TimeLibraryCall)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 
@@ -163,6 +204,7 @@ std::vector<uint8_t> encode(const Request &request) {
   writer.put(request.timing.repetitions);
   writer.put(static_cast<uint8_t>(request.timing.flushL2));
   writer.put(request.timing.timeoutMs);
+  putLibraryCall(writer, request.library);
   return writer.take();
 }
 
@@ -198,6 +240,7 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
   request.timing.repetitions = reader.get<uint32_t>();
   request.timing.flushL2 = reader.get<uint8_t>() != 0;
   request.timing.timeoutMs = reader.get<uint32_t>();
+  request.library = getLibraryCall(reader);
   if (Result<void> ok = reader.finish("request"); !ok)
     return ok.error();
   return request;
@@ -240,7 +283,7 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   Reader reader(payload);
   Response response;
   const uint8_t status = reader.get<uint8_t>();
-  if (status > uint8_t(ExecErrorKind::Internal))
+  if (status > uint8_t(ExecErrorKind::Unavailable))
     reader.fail();
   response.status = static_cast<ExecErrorKind>(status);
   response.message = reader.getString();

@@ -37,6 +37,8 @@ enum class Op : uint8_t {
   Synchronize,
   TimeLaunch,   ///< handle (kernel), config, args, timing -> timings
   FlushL2,
+  RunLibraryCall,  ///< library -> (nothing): one vendor-library call, synchronous
+  TimeLibraryCall, ///< library, timing -> timings
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering
@@ -57,6 +59,7 @@ struct Request {
   LaunchConfig config;
   PackedArgs args;
   TimingOptions timing;
+  LibraryCall library; ///< buffer handles are the worker's (translated by the parent)
   friend bool operator==(const Request &, const Request &) = default;
 };
 

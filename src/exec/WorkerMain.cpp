@@ -136,6 +136,13 @@ Response Worker::serve(const Request &request) {
   case Op::FlushL2:
     check(executor.flushL2());
     break;
+  case Op::RunLibraryCall:
+    check(executor.runLibraryCall(request.library));
+    break;
+  case Op::TimeLibraryCall:
+    if (auto timings = executor.timeLibraryCall(request.library, request.timing); check(timings))
+      response.timings = std::move(*timings);
+    break;
   case Op::TestSleep:
   case Op::TestExit:
     break; // handled above
