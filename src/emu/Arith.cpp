@@ -202,6 +202,33 @@ uint64_t encodeDouble(const Format &f, double value, Direction d, uint64_t nanBi
   return encodeExact(f, exact.negative, exact.magnitude, exact.exponent2, d);
 }
 
+/// Round-to-nearest-even fast paths from double (the result of every f16 and
+/// bf16 operation), with the same bit tricks as f32ToF16; anything they do not
+/// cover goes through encodeDouble.
+uint16_t doubleToF16(double value, Direction d) {
+  uint64_t bits = bitsOf(value);
+  uint64_t magnitude = bits & 0x7fffffffffffffff;
+  if (d != Direction::NearestEven || magnitude > 0x7ff0000000000000 || magnitude < 0x3f10000000000000)
+    return uint16_t(encodeDouble(kF16Format, value, d, kNaN16)); // NaN, other modes, f16 subnormals
+  uint16_t sign = uint16_t((bits >> 48) & 0x8000);
+  if (magnitude >= 0x40effe0000000000) return sign | 0x7c00; // >= 65520 rounds to infinity
+  uint64_t rebased = magnitude - (uint64_t(1008) << 52);    // exponent bias 1023 -> 15
+  rebased += (uint64_t(1) << 41) - 1 + ((rebased >> 42) & 1);
+  return uint16_t(sign | (rebased >> 42));
+}
+
+uint16_t doubleToBf16(double value, Direction d) {
+  uint64_t bits = bitsOf(value);
+  uint64_t magnitude = bits & 0x7fffffffffffffff;
+  if (d != Direction::NearestEven || magnitude > 0x7ff0000000000000 || magnitude < 0x3810000000000000)
+    return uint16_t(encodeDouble(kBf16Format, value, d, kNaNBf16)); // NaN, other modes, subnormals
+  uint16_t sign = uint16_t((bits >> 48) & 0x8000);
+  if (magnitude >= 0x47eff00000000000) return sign | 0x7f80; // >= max + half an ulp: infinity
+  uint64_t rebased = magnitude - (uint64_t(896) << 52);     // exponent bias 1023 -> 127
+  rebased += (uint64_t(1) << 44) - 1 + ((rebased >> 45) & 1);
+  return uint16_t(sign | (rebased >> 45));
+}
+
 /// The exact sum a + b, rounded to odd at double precision: rounding that
 /// once more to any format of at most 51 significand bits, in any direction,
 /// gives the correctly rounded sum (no double-rounding error).
@@ -234,7 +261,10 @@ int hostRoundingMode(Direction d) {
 /// (no -frounding-math needed).
 class HostRounding {
 public:
-  explicit HostRounding(Direction d) { std::fesetround(hostRoundingMode(d)); }
+  explicit HostRounding(Direction d) {
+    [[maybe_unused]] int failed = std::fesetround(hostRoundingMode(d));
+    assert(failed == 0 && "fesetround: the host lacks an IEEE rounding mode");
+  }
   ~HostRounding() { std::fesetround(FE_TONEAREST); }
   HostRounding(const HostRounding &) = delete;
   HostRounding &operator=(const HostRounding &) = delete;
@@ -348,8 +378,8 @@ inline double flushTinyExact(double exact, Direction d) {
 uint64_t encodeFloat(DType dst, double value, Direction d, bool ftz) {
   switch (dst) {
   case DType::F64: return bitsOf(value);
-  case DType::F16: return encodeDouble(kF16Format, value, d, kNaN16);
-  case DType::BF16: return encodeDouble(kBf16Format, value, d, kNaNBf16);
+  case DType::F16: return doubleToF16(value, d);
+  case DType::BF16: return doubleToBf16(value, d);
   case DType::TF32: // only from f32, so `value` is exact in float
     return f32ToTf32(float(value), d == Direction::NearestAway  ? Rounding::Rna
                                    : d == Direction::TowardZero ? Rounding::Rz
@@ -393,11 +423,14 @@ uint64_t floatToFloat(DType dst, DType src, uint64_t bits, Rounding r, bool ftz)
   return encodeFloat(dst, value, d, ftz);
 }
 
+/// Width of an integer cvt operand; b128 is not a cvt type, so it reads as 64 bits.
+inline unsigned integerWidth(DType type) { return std::min(dtypeBits(type), 64u); }
+
 /// cvt of a NaN to an integer. The ISA says 0, which is what sm_90 gives from
 /// f16/bf16/f32 into 8- to 32-bit integers; from f64, or into a 64-bit
 /// integer, it gives the destination's 1 << (width - 1) (sign-extended when signed).
 uint64_t nanToInteger(DType dst, DType src) {
-  unsigned width = dtypeBits(dst);
+  unsigned width = integerWidth(dst);
   if (src != DType::F64 && width < 64) return 0;
   return extendBits(dst, uint64_t(1) << (width - 1));
 }
@@ -407,7 +440,7 @@ uint64_t floatToInteger(DType dst, DType src, uint64_t bits, Rounding r, bool ft
   double value = decodeFloat(src, bits, ftz);
   // None means .rzi (what a C cast does); float modes are read as their integer twins.
   double rounded = roundIntegral(value, r == Rounding::None ? Direction::TowardZero : directionOf(r));
-  unsigned width = dtypeBits(dst);
+  unsigned width = integerWidth(dst);
   // Float-to-integer conversions always saturate to the destination's range.
   if (isSigned(dst)) {
     double limit = std::ldexp(1.0, int(width) - 1);
@@ -442,7 +475,7 @@ uint64_t integerToFloat(DType dst, DType src, uint64_t bits, Rounding r) {
 uint64_t integerToInteger(DType dst, DType src, uint64_t bits, bool sat) {
   uint64_t value = extendBits(src, bits);
   if (sat) {
-    unsigned width = dtypeBits(dst);
+    unsigned width = integerWidth(dst);
     __int128 wide = isSigned(src) ? __int128(int64_t(value)) : __int128(value);
     __int128 minimum = 0, maximum;
     if (isSigned(dst)) {
@@ -504,7 +537,7 @@ uint16_t f32ToF16(float value, Rounding r) {
 
 uint16_t f64ToF16(double value, Rounding r) {
   if (value != value) return uint16_t(convertNaN(DType::F16, DType::F64, bitsOf(value)));
-  return uint16_t(encodeDouble(kF16Format, value, directionOf(r), kNaN16));
+  return doubleToF16(value, directionOf(r));
 }
 
 float bf16ToF32(uint16_t bits) { return f32FromBits(uint32_t(bits) << 16); }
@@ -529,7 +562,7 @@ uint16_t f32ToBf16(float value, Rounding r) {
 
 uint16_t f64ToBf16(double value, Rounding r) {
   if (value != value) return uint16_t(convertNaN(DType::BF16, DType::F64, bitsOf(value)));
-  return uint16_t(encodeDouble(kBf16Format, value, directionOf(r), kNaNBf16));
+  return doubleToBf16(value, directionOf(r));
 }
 
 uint32_t f32ToTf32(float value, Rounding r) {
@@ -1040,20 +1073,27 @@ double rsqrtApproxF64(double a, bool ftz) {
 namespace {
 
 uint16_t finishF16(double value, Rounding r, bool ftz, bool sat) {
-  uint16_t result = uint16_t(encodeDouble(kF16Format, value, directionOf(r), kNaN16));
+  uint16_t result = doubleToF16(value, directionOf(r));
   if (ftz) result = flushF16(result);
   if (sat) result = saturate16(result, 0x3c00, isNaN16(result));
   return result;
 }
 
-/// a + b for values of a 16-bit format, with IEEE's sign of an exact zero
-/// (-0 under round-down unless both operands are +0).
-double sumForRounding(double a, double b, Rounding r) {
-  double sum = sumRoundedToOdd(a, b);
+/// IEEE's sign of an exact zero sum: -0 under round-down unless both
+/// addends are +0 (the host, rounding to nearest, gives the other cases).
+inline double signExactZero(double sum, double a, double b, Rounding r) {
   if (sum == 0 && directionOf(r) == Direction::Down && !(a == 0 && b == 0 && !std::signbit(a) && !std::signbit(b)))
-    sum = -0.0;
+    return -0.0;
   return sum;
 }
+
+/// a + b for values that may not sum exactly in double (bf16, or an f16
+/// product plus an f16), rounded to odd so one more rounding is correct.
+double sumForRounding(double a, double b, Rounding r) { return signExactZero(sumRoundedToOdd(a, b), a, b, r); }
+
+/// a + b for two f16 values: both are multiples of 2^-24 below 2^16, so the
+/// double sum is exact.
+double exactF16Sum(double a, double b, Rounding r) { return signExactZero(a + b, a, b, r); }
 
 double f16Operand(uint16_t bits, bool ftz) { return f16ToDouble(ftz ? flushF16(bits) : bits); }
 
@@ -1070,11 +1110,11 @@ uint16_t minMax16(uint16_t a, uint16_t b, bool propagateNaN, bool wantMax, bool 
 } // namespace
 
 uint16_t f16Add(uint16_t a, uint16_t b, Rounding r, bool ftz, bool sat) {
-  return finishF16(sumForRounding(f16Operand(a, ftz), f16Operand(b, ftz), r), r, ftz, sat);
+  return finishF16(exactF16Sum(f16Operand(a, ftz), f16Operand(b, ftz), r), r, ftz, sat);
 }
 
 uint16_t f16Sub(uint16_t a, uint16_t b, Rounding r, bool ftz, bool sat) {
-  return finishF16(sumForRounding(f16Operand(a, ftz), -f16Operand(b, ftz), r), r, ftz, sat);
+  return finishF16(exactF16Sum(f16Operand(a, ftz), -f16Operand(b, ftz), r), r, ftz, sat);
 }
 
 uint16_t f16Mul(uint16_t a, uint16_t b, Rounding r, bool ftz, bool sat) {
@@ -1096,9 +1136,7 @@ uint16_t f16Max(uint16_t a, uint16_t b, bool propagateNaN) {
 }
 
 namespace {
-uint16_t finishBf16(double value, Rounding r) {
-  return uint16_t(encodeDouble(kBf16Format, value, directionOf(r), kNaNBf16));
-}
+uint16_t finishBf16(double value, Rounding r) { return doubleToBf16(value, directionOf(r)); }
 } // namespace
 
 uint16_t bf16Add(uint16_t a, uint16_t b, Rounding r) {
@@ -1126,12 +1164,12 @@ uint16_t bf16Max(uint16_t a, uint16_t b, bool propagateNaN) {
 
 uint16_t f16Ex2Approx(uint16_t a) {
   if (isNaN16(a)) return kNaN16;
-  return uint16_t(encodeDouble(kF16Format, std::exp2(f16ToDouble(a)), Direction::NearestEven, kNaN16));
+  return doubleToF16(std::exp2(f16ToDouble(a)), Direction::NearestEven);
 }
 
 uint16_t f16TanhApprox(uint16_t a) {
   if (isNaN16(a)) return kNaN16;
-  return uint16_t(encodeDouble(kF16Format, std::tanh(f16ToDouble(a)), Direction::NearestEven, kNaN16));
+  return doubleToF16(std::tanh(f16ToDouble(a)), Direction::NearestEven);
 }
 
 // ---------------------------------------------------------------------------

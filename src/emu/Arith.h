@@ -76,7 +76,7 @@ uint32_t e5m2x2ToF16x2(uint16_t a, bool relu);
 /// Where sm_90 departs from that text we follow the hardware: NaN → integer is
 /// 0 only from f16/bf16/f32 into 8..32-bit integers (from f64, or into 64-bit
 /// integers, it is 1 << (width-1)); .ftz does not flush inputs of cvt.f16.f32;
-/// an f32 result is flushed when tiny before rounding.
+/// an f32 result is flushed when tiny after rounding (see the .ftz forms below).
 uint64_t convert(DType dst, DType src, uint64_t bits, Rounding r, bool ftz, bool sat);
 
 // ---------------------------------------------------------------------------
@@ -93,10 +93,11 @@ float fmaF32(float a, float b, float c, Rounding r); ///< one rounding
 float divF32(float a, float b, Rounding r);          ///< IEEE division (div.rn/rz/rm/rp)
 float sqrtF32(float a, Rounding r);
 float rcpF32(float a, Rounding r);                   ///< rcp.rn etc.: IEEE 1/a
-/// The .ftz forms: subnormal inputs read as ±0 and results flushed to ±0 when
-/// the exact result is below 2^-126 (the GPU detects tininess before rounding,
-/// so flushSubnormal() after the plain form misses results that round up to
-/// ±2^-126).
+/// The .ftz forms: subnormal inputs read as ±0, and a result is flushed to ±0
+/// when it is tiny after rounding, as the GPU decides: the exact result,
+/// rounded to 24 bits with an unbounded exponent, is below 2^-126. So a result
+/// of ±2^-126 can still be flushed (2^-126 * (1 - 2^-24) is), which
+/// flushSubnormal() after the plain form would miss.
 float addF32(float a, float b, Rounding r, bool ftz);
 float subF32(float a, float b, Rounding r, bool ftz);
 float mulF32(float a, float b, Rounding r, bool ftz);

@@ -737,6 +737,7 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
   program_.code.push_back(inst);
   std::string text = ptx::printInstruction(instruction);
   std::replace(text.begin(), text.end(), '\t', ' ');
+  text.erase(std::unique(text.begin(), text.end(), [](char a, char b) { return a == ' ' && b == ' '; }), text.end());
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   size_t start = text.find_first_not_of(" \t");
   program_.text.push_back(start == std::string::npos ? text : text.substr(start));

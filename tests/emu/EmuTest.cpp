@@ -191,6 +191,62 @@ END:
   }
 }
 
+TEST_F(EmuTest, NestedDivergenceWithABreakOutOfALoop) {
+  // for (j = 0; j < 40; ++j) { if (lane % 3 == 0) { if (j == lane) break; acc += 2; } else acc += 1; }
+  // then a full-warp shuffle: every lane must have left the loop.
+  std::string ptx = kernel(R"(
+  rem.u32 %r6, %r3, 3;
+  mov.u32 %r7, 0;
+  mov.u32 %r8, 0;
+LOOP:
+  setp.ge.u32 %p1, %r8, 40;
+  @%p1 bra DONE;
+  setp.ne.u32 %p2, %r6, 0;
+  @%p2 bra ELSE;
+  setp.eq.u32 %p3, %r8, %r3;
+  @%p3 bra DONE;
+  add.u32 %r7, %r7, 2;
+  bra.uni NEXT;
+ELSE:
+  add.u32 %r7, %r7, 1;
+NEXT:
+  add.u32 %r8, %r8, 1;
+  bra.uni LOOP;
+DONE:
+  shfl.sync.idx.b32 %r9, %r7, 1, 31, -1;
+  mul.lo.u32 %r9, %r9, 1000;
+  add.u32 %r7, %r7, %r9;
+  st.global.u32 [%rd1], %r7;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t l = 0; l < 32; ++l) {
+    uint32_t mine = l % 3 == 0 ? 2 * l : 40;
+    EXPECT_EQ(o.out[l], mine + 1000 * 40) << l; // lane 1 ran all 40 iterations
+  }
+}
+
+TEST_F(EmuTest, BarrierReductionsCountAcrossTheCta) {
+  // bar.red.popc over 96 threads of "tid % 5 == 0", and .and/.or of "tid < 96".
+  std::string ptx = kernel(R"(
+  rem.u32 %r6, %r3, 5;
+  setp.eq.u32 %p1, %r6, 0;
+  bar.red.popc.u32 %r7, 0, %p1;
+  setp.lt.u32 %p2, %r3, 96;
+  bar.red.and.pred %p3, 1, %p2;
+  setp.lt.u32 %p4, %r3, 1;
+  bar.red.or.pred %p5, 2, %p4;
+  selp.u32 %r8, 100, 0, %p3;
+  selp.u32 %r9, 10000, 0, %p5;
+  add.u32 %r7, %r7, %r8;
+  add.u32 %r7, %r7, %r9;
+  st.global.u32 [%rd1], %r7;
+  ret;)");
+  Outcome o = run(ptx, 1, 96, 96);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t i = 0; i < 96; ++i) EXPECT_EQ(o.out[i], 20u + 100u + 10000u) << i;
+}
+
 TEST_F(EmuTest, ShuffleModesVoteAndActiveMask) {
   // out[lane] = up(1) + down(2)*1000 + idx(31-lane)*1000000 ; lane 0 also gets ballot of odd lanes in in[...]
   std::string ptx = kernel(R"(
