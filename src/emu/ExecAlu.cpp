@@ -51,12 +51,22 @@ template <typename T> inline uint64_t widen(T value) {
 /// The low sizeof(T) bytes of a register as a T.
 template <typename T> inline T as(uint64_t bits) { return bitsAs<T>(bits); }
 
+/// Runs f(lane) for the active lanes; a full warp (the common case) takes a
+/// plain counted loop, which the compiler unrolls or vectorizes.
+template <typename F> inline void forLanes(LaneMask active, F &&f) {
+  if (active == ~LaneMask(0)) {
+    for (unsigned l = 0; l < kWarpSize; ++l) f(l);
+  } else {
+    forEachLane(active, f);
+  }
+}
+
 /// d = fn(a) for every active lane (one destination, then the sources).
 template <typename Fn> inline void lanes1(Warp &w, const Inst &in, LaneMask active, Fn fn) {
   uint64_t *d = w.row(in.ops[0].slot);
   const uint64_t *a = w.row(in.ops[1].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) { d[l] = fn(a[l]) & mask; });
+  forLanes(active, [&](unsigned l) { d[l] = fn(a[l]) & mask; });
 }
 
 template <typename Fn> inline void lanes2(Warp &w, const Inst &in, LaneMask active, Fn fn) {
@@ -64,7 +74,7 @@ template <typename Fn> inline void lanes2(Warp &w, const Inst &in, LaneMask acti
   const uint64_t *a = w.row(in.ops[1].slot);
   const uint64_t *b = w.row(in.ops[2].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) { d[l] = fn(a[l], b[l]) & mask; });
+  forLanes(active, [&](unsigned l) { d[l] = fn(a[l], b[l]) & mask; });
 }
 
 template <typename Fn> inline void lanes3(Warp &w, const Inst &in, LaneMask active, Fn fn) {
@@ -73,7 +83,7 @@ template <typename Fn> inline void lanes3(Warp &w, const Inst &in, LaneMask acti
   const uint64_t *b = w.row(in.ops[2].slot);
   const uint64_t *c = w.row(in.ops[3].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) { d[l] = fn(a[l], b[l], c[l]) & mask; });
+  forLanes(active, [&](unsigned l) { d[l] = fn(a[l], b[l], c[l]) & mask; });
 }
 
 template <typename Fn> inline void lanes4(Warp &w, const Inst &in, LaneMask active, Fn fn) {
@@ -83,7 +93,7 @@ template <typename Fn> inline void lanes4(Warp &w, const Inst &in, LaneMask acti
   const uint64_t *c = w.row(in.ops[3].slot);
   const uint64_t *e = w.row(in.ops[4].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) { d[l] = fn(a[l], b[l], c[l], e[l]) & mask; });
+  forLanes(active, [&](unsigned l) { d[l] = fn(a[l], b[l], c[l], e[l]) & mask; });
 }
 
 /// XOR mask that applies a predicate operand's `!`.
@@ -410,7 +420,7 @@ void execLop3Predicate(Warp &w, const Inst &in, LaneMask active) {
   const uint64_t *q = w.row(in.ops[6].slot);
   const uint64_t flip = negation(in.ops[6]);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     uint32_t r = lop3(as<uint32_t>(a[l]), as<uint32_t>(b[l]), as<uint32_t>(c[l]), lut);
     unsigned t = r != 0, qv = unsigned((q[l] ^ flip) & 1);
     d[l] = r & mask;
@@ -463,20 +473,82 @@ template <bool ASigned, bool BSigned, bool High> void execDp2a(Warp &w, const In
 }
 
 // ---------------------------------------------------------------------------
+// SIMD video instructions (vadd4 ... vmax4, vadd2 ... vmax2, vset4, vset2),
+// which nvcc emits for the __v*4/__v*2 intrinsics. Only the default operand
+// selectors and destination mask are emulated (the decoder refuses the
+// `%r.b10`-style operand suffixes). sub: bit 0 a signed, bit 1 b signed;
+// sub2: 1 for the .add accumulate form; kSigned: signed destination (.sat range).
+
+struct VideoAdd { static int64_t apply(int64_t a, int64_t b) { return a + b; } };
+struct VideoSub { static int64_t apply(int64_t a, int64_t b) { return a - b; } };
+struct VideoAvrg {
+  static int64_t apply(int64_t a, int64_t b) { return a + b >= 0 ? (a + b + 1) >> 1 : (a + b) >> 1; }
+};
+struct VideoAbsdiff { static int64_t apply(int64_t a, int64_t b) { return a > b ? a - b : b - a; } };
+struct VideoMin { static int64_t apply(int64_t a, int64_t b) { return std::min(a, b); } };
+struct VideoMax { static int64_t apply(int64_t a, int64_t b) { return std::max(a, b); } };
+
+/// Element i of a packed register, sign- or zero-extended.
+template <unsigned Bits> inline int64_t videoElement(uint64_t v, unsigned i, bool isSigned) {
+  uint32_t field = (uint32_t(v) >> (i * Bits)) & ((1u << Bits) - 1);
+  if (isSigned && (field >> (Bits - 1))) return int64_t(field) - (int64_t(1) << Bits);
+  return field;
+}
+
+/// vop4/vop2: the op per element; .sat clamps to the destination's element
+/// range, otherwise the element wraps; .add sums the (unclamped) elements into c.
+template <class Op, unsigned Bits> void execVideoSimd(Warp &w, const Inst &in, LaneMask active) {
+  constexpr unsigned count = 32 / Bits;
+  const bool aSigned = in.sub & 1, bSigned = in.sub & 2, accumulate = in.sub2, sat = in.flags & kSat;
+  const int64_t lowest = (in.flags & kSigned) ? -(int64_t(1) << (Bits - 1)) : 0;
+  const int64_t highest = (in.flags & kSigned) ? (int64_t(1) << (Bits - 1)) - 1 : (int64_t(1) << Bits) - 1;
+  lanes3(w, in, active, [=](uint64_t a, uint64_t b, uint64_t c) -> uint64_t {
+    uint32_t d = accumulate ? uint32_t(c) : 0;
+    for (unsigned i = 0; i < count; ++i) {
+      int64_t t = Op::apply(videoElement<Bits>(a, i, aSigned), videoElement<Bits>(b, i, bSigned));
+      if (accumulate) {
+        d += uint32_t(t);
+      } else {
+        if (sat) t = std::clamp(t, lowest, highest);
+        d |= (uint32_t(t) & ((1u << Bits) - 1)) << (i * Bits);
+      }
+    }
+    return d;
+  });
+}
+
+/// vset4/vset2: 1 or 0 per element (the compare mask over less/equal/greater
+/// in aux), or their count added to c.
+template <unsigned Bits> void execVideoSet(Warp &w, const Inst &in, LaneMask active) {
+  constexpr unsigned count = 32 / Bits;
+  const bool aSigned = in.sub & 1, bSigned = in.sub & 2, accumulate = in.sub2;
+  const uint32_t compare = in.aux;
+  lanes3(w, in, active, [=](uint64_t a, uint64_t b, uint64_t c) -> uint64_t {
+    uint32_t d = accumulate ? uint32_t(c) : 0;
+    for (unsigned i = 0; i < count; ++i) {
+      int64_t x = videoElement<Bits>(a, i, aSigned), y = videoElement<Bits>(b, i, bSigned);
+      uint32_t t = (compare >> (unsigned(x == y) + 2u * unsigned(x > y))) & 1;
+      d += accumulate ? t : t << (i * Bits);
+    }
+    return d;
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Predicate logic (and/or/xor/not .pred apply `!` on their sources).
 
 template <class Op> void execPredBinary(Warp &w, const Inst &in, LaneMask active) {
   uint64_t *d = w.row(in.ops[0].slot);
   const uint64_t *a = w.row(in.ops[1].slot), *b = w.row(in.ops[2].slot);
   const uint64_t fa = negation(in.ops[1]), fb = negation(in.ops[2]);
-  forEachLane(active, [&](unsigned l) { d[l] = Op::apply(a[l] ^ fa, b[l] ^ fb) & 1; });
+  forLanes(active, [&](unsigned l) { d[l] = Op::apply(a[l] ^ fa, b[l] ^ fb) & 1; });
 }
 
 void execPredNot(Warp &w, const Inst &in, LaneMask active) {
   uint64_t *d = w.row(in.ops[0].slot);
   const uint64_t *a = w.row(in.ops[1].slot);
   const uint64_t flip = negation(in.ops[1]) ^ 1;
-  forEachLane(active, [&](unsigned l) { d[l] = (a[l] ^ flip) & 1; });
+  forLanes(active, [&](unsigned l) { d[l] = (a[l] ^ flip) & 1; });
 }
 
 // ---------------------------------------------------------------------------
@@ -485,6 +557,11 @@ void execPredNot(Warp &w, const Inst &in, LaneMask active) {
 // on one host thread for its whole CTA (Interpreter.cpp), so a thread-local
 // table needs no lock. Warps are reused by their host thread across CTAs, so
 // the table stays as small as the number of warps a thread holds.
+//
+// CF is always the carry out of an addition, as on the GPU: a - b is computed
+// as a + ~b + 1, so sub.cc leaves CF = 1 when nothing was borrowed and subc
+// adds ~b + CF. Chains of one kind read as the ISA describes them (borrow in,
+// borrow out); mixed chains (add.cc then subc) give what an H200 gives.
 
 uint32_t &carryFlags(const Warp &w) {
   thread_local std::unordered_map<const Warp *, uint32_t> table;
@@ -492,36 +569,43 @@ uint32_t &carryFlags(const Warp &w) {
   return table[&w];
 }
 
-/// a + b + cin; CF = carry out of the unsigned sum.
+/// x + y + cin with the carry out of the whole sum.
+template <typename U> inline U addWithCarry(U x, U y, uint32_t cin, uint32_t &cout) {
+  U s = U(x + y), t = U(s + cin);
+  cout = (s < x) | (t < s);
+  return t;
+}
+
+/// a + b + CF.
 struct CarryAdd {
+  static constexpr uint32_t kCarryWithout = 0; ///< the carry-in of the form without one (add.cc)
   template <typename T> static T apply(T a, T b, T, uint32_t cin, uint32_t &cout) {
     using U = std::make_unsigned_t<T>;
-    U x = U(a), y = U(b);
-    U s = U(x + y), t = U(s + cin);
-    cout = (s < x) | (t < s);
-    return T(t);
+    return T(addWithCarry<U>(U(a), U(b), cin, cout));
   }
 };
-/// a - b - bin; CF = borrow.
+/// a + ~b + CF, which is a - b for sub.cc (CF taken as 1).
 struct CarrySub {
+  static constexpr uint32_t kCarryWithout = 1;
   template <typename T> static T apply(T a, T b, T, uint32_t cin, uint32_t &cout) {
     using U = std::make_unsigned_t<T>;
-    U x = U(a), y = U(b);
-    U s = U(x - y), t = U(s - cin);
-    cout = (x < y) | (s < cin);
-    return T(t);
+    return T(addWithCarry<U>(U(a), U(~U(b)), cin, cout));
   }
 };
-/// (a*b).lo + c + cin.
+/// (a*b).lo + c + CF.
 struct CarryMadLo {
+  static constexpr uint32_t kCarryWithout = 0;
   template <typename T> static T apply(T a, T b, T c, uint32_t cin, uint32_t &cout) {
-    return CarryAdd::apply<T>(wrapMul(a, b), c, T(0), cin, cout);
+    using U = std::make_unsigned_t<T>;
+    return T(addWithCarry<U>(U(wrapMul(a, b)), U(c), cin, cout));
   }
 };
-/// (a*b).hi + c + cin.
+/// (a*b).hi + c + CF.
 struct CarryMadHi {
+  static constexpr uint32_t kCarryWithout = 0;
   template <typename T> static T apply(T a, T b, T c, uint32_t cin, uint32_t &cout) {
-    return CarryAdd::apply<T>(mulHigh(a, b), c, T(0), cin, cout);
+    using U = std::make_unsigned_t<T>;
+    return T(addWithCarry<U>(U(mulHigh(a, b)), U(c), cin, cout));
   }
 };
 
@@ -534,8 +618,8 @@ template <class Kind> struct CarryOp {
     const uint64_t *a = w.row(in.ops[1].slot), *b = w.row(in.ops[2].slot);
     const uint64_t *c = in.nsrc > 2 ? w.row(in.ops[3].slot) : nullptr;
     const uint64_t mask = registerMask(in.ops[0]);
-    forEachLane(active, [&](unsigned l) {
-      uint32_t cin = carryIn ? (flags >> l) & 1 : 0, cout = 0;
+    forLanes(active, [&](unsigned l) {
+      uint32_t cin = carryIn ? (flags >> l) & 1 : Kind::kCarryWithout, cout = 0;
       T r = Kind::template apply<T>(as<T>(a[l]), as<T>(b[l]), c ? as<T>(c[l]) : T(0), cin, cout);
       d[l] = widen(r) & mask;
       carry = (carry & ~(1u << l)) | (cout << l);
@@ -557,8 +641,12 @@ template <class Kind> ExecFn carryByType(DType t) {
 // ===========================================================================
 // Floating point (f32, f64, f32x2)
 
+/// The NaN an H200 writes for f32 arithmetic is always 0x7fffffff. For f64 it
+/// propagates the NaN operand (quieted) and writes 0xfff8000000000000 for an
+/// invalid operation, exactly what the host's SSE unit does, so f64 results
+/// are left as the host computed them.
 inline float canonicalNaN(float v) { return v != v ? std::bit_cast<float>(0x7fffffffu) : v; }
-inline double canonicalNaN(double v) { return v != v ? std::bit_cast<double>(uint64_t(0x7fffffffffffffff)) : v; }
+inline double canonicalNaN(double v) { return v; }
 inline float ftzIf(float v, bool ftz) { return ftz ? flushSubnormal(v) : v; }
 
 struct FAdd {
@@ -593,7 +681,7 @@ inline float f32Fma(float a, float b, float c, Rounding r, bool ftz, bool sat) {
 }
 
 /// Round-to-nearest without .ftz/.sat: the host's own IEEE operation (what
-/// nvcc emits for plain `a + b`), with the GPU's canonical NaN.
+/// nvcc emits for plain `a + b`), with the GPU's NaNs.
 template <typename F, class Op> void execFloatBinaryNearest(Warp &w, const Inst &in, LaneMask active) {
   lanes2(w, in, active, [](uint64_t a, uint64_t b) { return widen(canonicalNaN(Op::fast(as<F>(a), as<F>(b)))); });
 }
@@ -694,13 +782,20 @@ void execDivApprox(Warp &w, const Inst &in, LaneMask active) {
   lanes2(w, in, active, [=](uint64_t a, uint64_t b) { return widen(divApprox(as<float>(a), as<float>(b), ftz)); });
 }
 
-/// abs / neg on floats: a sign-bit operation (after .ftz on f32).
+/// abs / neg on floats: a sign-bit operation (after .ftz on f32), except for
+/// NaNs, where an H200 gives the canonical NaN for f32 and the input NaN,
+/// quieted and with its sign, for f64.
 template <typename F, bool Negate> void execFloatSign(Warp &w, const Inst &in, LaneMask active) {
   using U = std::conditional_t<sizeof(F) == 8, uint64_t, uint32_t>;
   constexpr U sign = U(1) << (sizeof(F) * 8 - 1);
+  constexpr U infinity = std::bit_cast<U>(std::numeric_limits<F>::infinity());
   const bool ftz = std::is_same_v<F, float> && (in.flags & kFtz);
   lanes1(w, in, active, [=](uint64_t a) -> uint64_t {
     U bits = as<U>(a);
+    if ((bits & ~sign) > infinity) {
+      if constexpr (std::is_same_v<F, float>) return U(~sign);
+      else return U(bits | (U(1) << 51));
+    }
     if constexpr (std::is_same_v<F, float>)
       if (ftz) bits = std::bit_cast<U>(flushSubnormal(std::bit_cast<F>(bits)));
     return Negate ? U(bits ^ sign) : U(bits & ~sign);
@@ -717,7 +812,7 @@ template <bool IsMax> void execMinMaxF32(Warp &w, const Inst &in, LaneMask activ
   const uint64_t *a = w.row(in.ops[1].slot), *b = w.row(in.ops[2].slot);
   const uint64_t *c = three ? w.row(in.ops[3].slot) : nullptr;
   auto pick = [nan](float x, float y) { return IsMax ? maxF32(x, y, nan) : minF32(x, y, nan); };
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     float x = ftzIf(as<float>(a[l]), ftz), y = ftzIf(as<float>(b[l]), ftz);
     bool negative = std::signbit(x) != std::signbit(y);
     if (absolute) x = std::fabs(x), y = std::fabs(y);
@@ -837,10 +932,12 @@ template <bool IsMax, bool Bf16, bool Packed> void execHalfMinMax(Warp &w, const
   });
 }
 
-/// abs/neg on halves: sign-bit operations (.ftz flushes f16 subnormals first).
+/// abs/neg on halves: sign-bit operations (.ftz flushes f16 subnormals first);
+/// a NaN becomes the canonical 0x7fff, as on an H200.
 template <bool Negate, bool Bf16, bool Packed> void execHalfSign(Warp &w, const Inst &in, LaneMask active) {
   const bool ftz = !Bf16 && (in.flags & kFtz);
   auto one = [=](uint16_t x) -> uint16_t {
+    if (Bf16 ? isNaNBf16(x) : isNaNF16(x)) return 0x7fff;
     if (ftz) x = flushHalf(x);
     return Negate ? uint16_t(x ^ 0x8000) : uint16_t(x & 0x7fff);
   };
@@ -905,7 +1002,7 @@ template <class Relation, bool Packed> void execSetp(Warp &w, const Inst &in, La
   const uint64_t flip = hasC ? negation(in.ops[in.ndst + 2]) : 0;
   const unsigned compare = in.sub, table = in.sub2;
   const bool ftz = in.flags & kFtz;
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     unsigned cv = hasC ? unsigned((c[l] ^ flip) & 1) : 0;
     if constexpr (Packed) {
       unsigned t0 = (compare >> Relation::of(a[l], b[l], ftz)) & 1;
@@ -932,7 +1029,7 @@ template <class Relation, bool Packed> void execSet(Warp &w, const Inst &in, Lan
   const uint64_t yes = in.aux;
   uint64_t *d = w.row(in.ops[0].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     unsigned cv = hasC ? unsigned((c[l] ^ flip) & 1) : 0;
     if constexpr (Packed) {
       unsigned t0 = (compare >> Relation::of(a[l], b[l], ftz)) & 1;
@@ -983,7 +1080,7 @@ template <typename T> void execSelp(Warp &w, const Inst &in, LaneMask active) {
   const uint64_t *a = w.row(in.ops[1].slot), *b = w.row(in.ops[2].slot), *c = w.row(in.ops[3].slot);
   const uint64_t flip = negation(in.ops[3]);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) { d[l] = widen(as<T>(((c[l] ^ flip) & 1) ? a[l] : b[l])) & mask; });
+  forLanes(active, [&](unsigned l) { d[l] = widen(as<T>(((c[l] ^ flip) & 1) ? a[l] : b[l])) & mask; });
 }
 
 /// slct d, a, b, c: c >= 0 ? a : b, with c an s32 or an f32 (.ftz flushes c;
@@ -1037,7 +1134,7 @@ void execMovPred(Warp &w, const Inst &in, LaneMask active) {
   uint64_t *d = w.row(in.ops[0].slot);
   const uint64_t *a = w.row(in.ops[1].slot);
   const uint64_t flip = negation(in.ops[1]);
-  forEachLane(active, [&](unsigned l) { d[l] = (a[l] ^ flip) & 1; });
+  forLanes(active, [&](unsigned l) { d[l] = (a[l] ^ flip) & 1; });
 }
 
 /// mov.b64 d, {a, b} (and b32 ← {b16, b16}, b64 ← four b16): element 0 lowest.
@@ -1049,7 +1146,7 @@ void execMovPack(Warp &w, const Inst &in, LaneMask active) {
   const uint64_t *src[4];
   for (unsigned i = 0; i < count; ++i) src[i] = w.row(in.ops[1 + i].slot);
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     uint64_t v = 0;
     for (unsigned i = 0; i < count; ++i) v |= (src[i][l] & elementMask) << (i * bits);
     d[l] = v & mask;
@@ -1064,7 +1161,7 @@ void execMovUnpack(Warp &w, const Inst &in, LaneMask active) {
   uint64_t *dst[4];
   uint64_t masks[4];
   for (unsigned i = 0; i < count; ++i) dst[i] = w.row(in.ops[i].slot), masks[i] = registerMask(in.ops[i]) & elementMask;
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     uint64_t v = a[l];
     for (unsigned i = 0; i < count; ++i) dst[i][l] = (v >> (i * bits)) & masks[i];
   });
@@ -1148,7 +1245,7 @@ void execCvtPackSat(Warp &w, const Inst &in, LaneMask active) {
   const uint64_t *a = w.row(in.ops[1].slot), *b = w.row(in.ops[2].slot);
   const uint64_t *c = hasC ? w.row(in.ops[3].slot) : nullptr;
   const uint64_t mask = registerMask(in.ops[0]);
-  forEachLane(active, [&](unsigned l) {
+  forLanes(active, [&](unsigned l) {
     uint64_t ta = uint64_t(std::clamp<int64_t>(as<int32_t>(a[l]), lowest, highest)) & fieldMask;
     uint64_t tb = uint64_t(std::clamp<int64_t>(as<int32_t>(b[l]), lowest, highest)) & fieldMask;
     uint64_t v = tb | (ta << size) | (hasC ? uint64_t(as<uint32_t>(c[l])) << (2 * size) : 0);
@@ -2235,7 +2332,46 @@ bool decodeCvt(DecodeContext &ctx) {
 // Dispatch
 
 bool unsupportedVideo(DecodeContext &ctx) {
-  return ctx.unsupported("the SIMD video instructions are not emulated");
+  return ctx.unsupported("the scalar video instructions are not emulated (the SIMD vop2/vop4/vset2/vset4 are)");
+}
+
+/// vop4/vop2.dtype.atype.btype{.sat|.add} d, a, b, c and
+/// vset4/vset2.atype.btype.cmp{.add} d, a, b, c.
+bool decodeVideoSimd(DecodeContext &ctx) {
+  const std::string &op = ctx.in.opcode;
+  const bool isSet = op.rfind("vset", 0) == 0;
+  const unsigned bits = op.back() == '4' ? 8 : 16;
+  if (!onlyModifiers(ctx, isSet ? "u32 s32 eq ne lt le gt ge add" : "u32 s32 sat add")) return true;
+  std::vector<DType> types = ctx.types();
+  if (types.size() != (isSet ? 2u : 3u)) return ctx.invalid(isSet ? "needs .atype.btype" : "needs .dtype.atype.btype");
+  if (ctx.has("sat") && ctx.has("add")) return ctx.invalid(".sat does not combine with .add");
+  Inst &out = ctx.out;
+  const size_t first = isSet ? 0 : 1;
+  out.sub = static_cast<uint8_t>((types[first] == DType::S32 ? 1 : 0) | (types[first + 1] == DType::S32 ? 2 : 0));
+  out.sub2 = ctx.has("add") ? 1 : 0;
+  if (!isSet && types[0] == DType::S32) out.flags |= kSigned;
+  if (ctx.has("sat")) out.flags |= kSat;
+  out.type = DType::U32;
+  ExecFn fn = nullptr;
+  if (isSet) {
+    static constexpr std::pair<std::string_view, uint8_t> kCompare[] = {
+        {"eq", 0b010}, {"ne", 0b101}, {"lt", 0b001}, {"le", 0b011}, {"gt", 0b100}, {"ge", 0b110}};
+    for (const auto &[name, mask] : kCompare)
+      if (ctx.has(name)) out.aux = mask;
+    if (!out.aux) return ctx.invalid("needs a comparison (.eq, .ne, .lt, .le, .gt, .ge)");
+    fn = bits == 8 ? &execVideoSet<8> : &execVideoSet<16>;
+  } else {
+    std::string_view name = std::string_view(op).substr(0, op.size() - 1);
+    auto pick = [bits](auto op8, auto op16) -> ExecFn { return bits == 8 ? op8 : op16; };
+    if (name == "vadd") fn = pick(&execVideoSimd<VideoAdd, 8>, &execVideoSimd<VideoAdd, 16>);
+    else if (name == "vsub") fn = pick(&execVideoSimd<VideoSub, 8>, &execVideoSimd<VideoSub, 16>);
+    else if (name == "vavrg") fn = pick(&execVideoSimd<VideoAvrg, 8>, &execVideoSimd<VideoAvrg, 16>);
+    else if (name == "vabsdiff") fn = pick(&execVideoSimd<VideoAbsdiff, 8>, &execVideoSimd<VideoAbsdiff, 16>);
+    else if (name == "vmin") fn = pick(&execVideoSimd<VideoMin, 8>, &execVideoSimd<VideoMin, 16>);
+    else fn = pick(&execVideoSimd<VideoMax, 8>, &execVideoSimd<VideoMax, 16>);
+  }
+  emit(ctx, fn, {DType::B32, DType::B32, DType::B32});
+  return true;
 }
 
 using FamilyFn = bool (*)(DecodeContext &ctx);
@@ -2299,11 +2435,11 @@ const std::unordered_map<std::string_view, FamilyFn> &aluTable() {
       {"vadd", unsupportedVideo},   {"vsub", unsupportedVideo},   {"vabsdiff", unsupportedVideo},
       {"vmin", unsupportedVideo},   {"vmax", unsupportedVideo},   {"vshl", unsupportedVideo},
       {"vshr", unsupportedVideo},   {"vmad", unsupportedVideo},   {"vset", unsupportedVideo},
-      {"vadd2", unsupportedVideo},  {"vsub2", unsupportedVideo},  {"vavrg2", unsupportedVideo},
-      {"vabsdiff2", unsupportedVideo}, {"vmin2", unsupportedVideo}, {"vmax2", unsupportedVideo},
-      {"vset2", unsupportedVideo},  {"vadd4", unsupportedVideo},  {"vsub4", unsupportedVideo},
-      {"vavrg4", unsupportedVideo}, {"vabsdiff4", unsupportedVideo}, {"vmin4", unsupportedVideo},
-      {"vmax4", unsupportedVideo},  {"vset4", unsupportedVideo},
+      {"vadd2", decodeVideoSimd},   {"vsub2", decodeVideoSimd},   {"vavrg2", decodeVideoSimd},
+      {"vabsdiff2", decodeVideoSimd}, {"vmin2", decodeVideoSimd}, {"vmax2", decodeVideoSimd},
+      {"vset2", decodeVideoSimd},   {"vadd4", decodeVideoSimd},   {"vsub4", decodeVideoSimd},
+      {"vavrg4", decodeVideoSimd},  {"vabsdiff4", decodeVideoSimd}, {"vmin4", decodeVideoSimd},
+      {"vmax4", decodeVideoSimd},   {"vset4", decodeVideoSimd},
   };
   return table;
 }

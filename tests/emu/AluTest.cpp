@@ -495,6 +495,16 @@ TEST(AluInteger, CarryChains) {
                 unsigned __int128 y = (static_cast<unsigned __int128>(l.d) << 64) | l.c;
                 return uint64_t(x + y < x);
               });
+  // CF is an addition's carry, also after sub.cc (1 = no borrow), so mixed
+  // chains give what an H200 gives: add.cc's carry is subc's "no borrow".
+  const std::pair<const char *, uint32_t> mixedChains[] = {
+      {"add.cc.u32 %r1, 0xffffffff, 1;\n  subc.u32 %o32, 5, 1;", 4},
+      {"add.cc.u32 %r1, 1, 1;\n  subc.u32 %o32, 5, 1;", 3},
+      {"sub.cc.u32 %r1, 0, 1;\n  addc.u32 %o32, 5, 1;", 6},
+      {"sub.cc.u32 %r1, 5, 1;\n  addc.u32 %o32, 5, 1;", 7},
+      {"sub.cc.u32 %r1, 0, 1;\n  subc.cc.u32 %r2, 0, 0;\n  addc.u32 %o32, 0, 0;", 0},
+  };
+  for (const auto &[body, expected] : mixedChains) expectLanes(body, Out::B32, uniform(0), [&](const Lane &) { return expected; });
   // 64 x 32 → 96-bit product with mad.lo.cc / madc.hi: the top word.
   expectLanes(R"(mov.b64 {%r1, %r2}, %a64;
   mul.hi.u32 %r4, %r1, %b32;
@@ -504,6 +514,54 @@ TEST(AluInteger, CarryChains) {
                 unsigned __int128 p = static_cast<unsigned __int128>(l.a) * uint32_t(l.b);
                 return uint64_t(uint32_t(p >> 64));
               });
+}
+
+TEST(AluInteger, SimdVideoInstructions) {
+  Lanes lanes = mixed(32, 45);
+  auto element = [](uint64_t v, unsigned i, unsigned bits, bool isSigned) -> int64_t {
+    uint32_t field = (uint32_t(v) >> (i * bits)) & ((1u << bits) - 1);
+    return isSigned && (field >> (bits - 1)) ? int64_t(field) - (int64_t(1) << bits) : int64_t(field);
+  };
+  // Per element: op(a_i, b_i), clamped (.sat) or wrapped, or summed into c (.add).
+  auto simd = [&](const Lane &l, unsigned bits, bool isSigned, bool sat, bool add,
+                  const std::function<int64_t(int64_t, int64_t)> &op) {
+    uint32_t d = add ? uint32_t(l.c) : 0;
+    for (unsigned i = 0; i < 32 / bits; ++i) {
+      int64_t t = op(element(l.a, i, bits, isSigned), element(l.b, i, bits, isSigned));
+      if (add) {
+        d += uint32_t(t);
+        continue;
+      }
+      if (sat) t = std::clamp<int64_t>(t, isSigned ? -(int64_t(1) << (bits - 1)) : 0,
+                                       isSigned ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1);
+      d |= (uint32_t(t) & ((1u << bits) - 1)) << (i * bits);
+    }
+    return uint64_t(d);
+  };
+  auto absdiff = [](int64_t a, int64_t b) { return a > b ? a - b : b - a; };
+  auto average = [](int64_t a, int64_t b) { return a + b >= 0 ? (a + b + 1) >> 1 : (a + b) >> 1; };
+  expectLanes("vabsdiff4.u32.u32.u32 %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, false, false, false, absdiff); });
+  expectLanes("vabsdiff4.u32.u32.u32.add %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, false, false, true, absdiff); });
+  expectLanes("vadd4.s32.s32.s32.sat %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, true, true, false, std::plus<int64_t>()); });
+  expectLanes("vsub4.u32.u32.u32 %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, false, false, false, std::minus<int64_t>()); });
+  expectLanes("vavrg4.s32.s32.s32 %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, true, false, false, average); });
+  expectLanes("vmin4.s32.s32.s32 %o32, %a32, %b32, %c32;", Out::B32, lanes, [&](const Lane &l) {
+    return simd(l, 8, true, false, false, [](int64_t a, int64_t b) { return std::min(a, b); });
+  });
+  expectLanes("vsub2.s32.s32.s32.sat %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 16, true, true, false, std::minus<int64_t>()); });
+  expectLanes("vmax2.u32.u32.u32 %o32, %a32, %b32, %c32;", Out::B32, lanes, [&](const Lane &l) {
+    return simd(l, 16, false, false, false, [](int64_t a, int64_t b) { return std::max(a, b); });
+  });
+  expectLanes("vset4.u32.u32.lt %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 8, false, false, false, [](int64_t a, int64_t b) { return a < b; }); });
+  expectLanes("vset2.s32.s32.ge.add %o32, %a32, %b32, %c32;", Out::B32, lanes,
+              [&](const Lane &l) { return simd(l, 16, true, false, true, [](int64_t a, int64_t b) { return a >= b; }); });
 }
 
 // ---------------------------------------------------------------------------
@@ -814,9 +872,9 @@ TEST(AluFloat, FtzSatNaNAndSignedZeros) {
       {"neg.ftz.f32 %f1, %af;", 0x00000001, 0, 0x80000000},
       {"copysign.f32 %f1, %af, %bf;", 0xbf800000, 0x40000000, 0xc0000000},
       {"copysign.f32 %f1, %af, %bf;", 0x3f800000, 0xc0000000, 0x40000000},
-      // abs/neg only touch the sign, also of a NaN.
-      {"neg.f32 %f1, %af;", 0x7fc00001, 0, 0xffc00001},
-      {"abs.f32 %f1, %af;", 0xffc00001, 0, 0x7fc00001},
+      // abs/neg of a NaN give the canonical NaN (as an H200 does), not a sign flip.
+      {"neg.f32 %f1, %af;", 0x7fc00001, 0, 0x7fffffff},
+      {"abs.f32 %f1, %af;", 0xffc00001, 0, 0x7fffffff},
       // Roots and reciprocals of the special values.
       {"sqrt.rn.f32 %f1, %af;", 0xbf800000, 0, 0x7fffffff},
       {"sqrt.approx.f32 %f1, %af;", 0xbf800000, 0, 0x7fffffff},
@@ -854,7 +912,23 @@ TEST(AluFloat, NearestArithmeticMatchesHost) {
   expectLanes("abs.f64 %fd1, %ad;\n  sqrt.rn.f64 %o64, %fd1;", Out::B64, lanes,
               [&](const Lane &l) { return f64Bits(std::sqrt(std::fabs(d(l.a)))); });
   expectLanes("neg.f64 %o64, %ad;", Out::B64, lanes, [&](const Lane &l) { return l.a ^ (uint64_t(1) << 63); });
+  // f64 abs/neg leave a NaN as it is (quieted), sign included, unlike f32.
+  expectLanes("neg.f64 %o64, %ad;", Out::B64, uniform(0x7ff8000000000001), [](const Lane &) { return 0x7ff8000000000001ull; });
+  expectLanes("abs.f64 %o64, %ad;", Out::B64, uniform(0xfff8000000000001), [](const Lane &) { return 0xfff8000000000001ull; });
+  expectLanes("neg.f64 %o64, %ad;", Out::B64, uniform(0x7ff0000000000001), [](const Lane &) { return 0x7ff8000000000001ull; });
   expectLanes("min.f64 %o64, %ad, %bd;", Out::B64, lanes, [&](const Lane &l) { return f64Bits(std::min(d(l.a), d(l.b))); });
+  // f64 NaNs, as an H200 writes them: the NaN operand, quieted; an invalid
+  // operation gives 0xfff8000000000000 (unlike f32's canonical 0x7fffffff).
+  const std::array<std::pair<const char *, std::array<uint64_t, 4>>, 6> nans = {{
+      {"add.f64 %o64, %ad, %bd;", {0x7ff8000000000001, f64Bits(1.0), 0, 0x7ff8000000000001}},
+      {"add.f64 %o64, %ad, %bd;", {f64Bits(1.0), 0xfff8000000000002, 0, 0xfff8000000000002}},
+      {"add.f64 %o64, %ad, %bd;", {0x7ff0000000000001, f64Bits(1.0), 0, 0x7ff8000000000001}},
+      {"sub.f64 %o64, %ad, %bd;", {f64Bits(INFINITY), f64Bits(INFINITY), 0, 0xfff8000000000000}},
+      {"div.rn.f64 %o64, %ad, %bd;", {0, 0, 0, 0xfff8000000000000}},
+      {"fma.rn.f64 %o64, %ad, %bd, %cd;", {f64Bits(1.0), f64Bits(1.0), 0x7ff8000000000003, 0x7ff8000000000003}},
+  }};
+  for (const auto &[body, v] : nans)
+    expectLanes(body, Out::B64, uniform(v[0], v[1], v[2]), [&](const Lane &) { return v[3]; });
   // Directed rounding on f64: 1 + 0.75 ulp.
   expectLanes("add.rz.f64 %o64, %ad, %bd;", Out::B64, uniform(f64Bits(1.0), f64Bits(std::ldexp(0.75, -52))),
               [](const Lane &) { return f64Bits(1.0); });
@@ -1135,6 +1209,8 @@ TEST(AluCvt, IntegerWidthsAndSaturation) {
   expectLanes("cvt.s8.s32 %r1, %a32;\n  mov.b32 %o32, %r1;", Out::B32, lanes,
               [](const Lane &l) { return uint64_t(uint32_t(int32_t(int8_t(l.a)))); });
   expectLanes("cvt.u8.s32 %r1, %a32;\n  mov.b32 %o32, %r1;", Out::B32, lanes, [](const Lane &l) { return l.a & 0xff; });
+  expectLanes("cvt.rn.f16.f32 %r1, %af;\n  mov.b32 %o32, %r1;", Out::B32, uniform(f32Bits(-1.0f)),
+              [](const Lane &) { return 0xbc00; });
   expectLanes("cvt.s16.s8 %rd1, %a64;\n  mov.b64 %o64, %rd1;", Out::B64, lanes,
               [](const Lane &l) { return uint64_t(int64_t(int8_t(l.a))); });
   // .sat clamps to the destination range.
@@ -1292,7 +1368,10 @@ TEST(AluHalf, ScalarAndPackedArithmeticAgainstHost) {
               [](const Lane &) { return f16Bits(-3.0); });
   expectLanes("fma.rn.sat.f16 %o16, %a16, %b16, %c16;", Out::B16, uniform(f16Bits(2.0), f16Bits(3.0), f16Bits(-0.5)),
               [](const Lane &) { return 0x3c00; });
-  expectLanes("abs.f16 %o16, %a16;", Out::B16, uniform(0xfe01), [](const Lane &) { return 0x7e01; });
+  expectLanes("abs.f16 %o16, %a16;", Out::B16, uniform(0xfe01), [](const Lane &) { return 0x7fff; });
+  expectLanes("neg.f16x2 %o32, %a32;", Out::B32, uniform(0x7e013c00), [](const Lane &) { return 0x7fffbc00; });
+  expectLanes("neg.bf16 %o16, %a16;", Out::B16, uniform(0x7fc1), [](const Lane &) { return 0x7fff; });
+  expectLanes("abs.bf16x2 %o32, %a32;", Out::B32, uniform(0xffc1bf80), [](const Lane &) { return 0x7fff3f80; });
 }
 
 TEST(AluHalf, Bfloat16AndApproximations) {
@@ -1369,6 +1448,9 @@ TEST(AluDecode, UnsupportedAndInvalidFormsNameTheOpcodeAndLine) {
   EXPECT_NE(result.loadError.find("add.sat.u32"), std::string::npos) << result.loadError;
   result = runKernel("vadd.u32.u32.u32.add %o32, %a32, %b32, %c32;", Out::B32, uniform(0));
   EXPECT_NE(result.loadError.find("unsupported: vadd"), std::string::npos) << result.loadError;
+  // Operand selectors of the SIMD video instructions are refused, not ignored.
+  result = runKernel("vadd4.u32.u32.u32 %o32, %a32.b3210, %b32.b4567, %c32;", Out::B32, uniform(0));
+  EXPECT_NE(result.loadError, "");
 }
 
 } // namespace
