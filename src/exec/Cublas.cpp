@@ -21,14 +21,19 @@ Cublas::~Cublas() {
 
 Result<std::shared_ptr<const Cublas>> Cublas::load() {
   std::vector<std::string> candidates;
-  if (const char *override = std::getenv("PTXFORGE_LIBCUBLAS"); override && *override)
+  if (const char *override = std::getenv("PTXFORGE_LIBCUBLAS"); override && *override) {
+    // An explicit choice is the only one tried: a baseline must not silently
+    // come from another cuBLAS than the one asked for.
     candidates.emplace_back(override);
-  // The sonames of the CUDA 13 and 12 libraries (the symbols used here have the
-  // same signatures in both), the unversioned development link, and last the
-  // toolkit ptxforge was built against, for machines that do not register it
-  // with the dynamic loader.
-  for (const char *name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so", PTXFORGE_CUDA_ROOT "/lib64/libcublas.so"})
-    candidates.emplace_back(name);
+  } else {
+    // The sonames of the CUDA 13 and 12 libraries (the symbols used here have
+    // the same signatures in both), the unversioned development link, and last
+    // the toolkit ptxforge was built against, for machines that do not
+    // register it with the dynamic loader.
+    for (const char *name :
+         {"libcublas.so.13", "libcublas.so.12", "libcublas.so", PTXFORGE_CUDA_ROOT "/lib64/libcublas.so"})
+      candidates.emplace_back(name);
+  }
 
   auto library = std::make_shared<Cublas>();
   std::string attempts;

@@ -35,10 +35,11 @@ struct Cublas {
                                     const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
   GemmEx gemmEx = nullptr;
 
-  /// Opens the first of $PTXFORGE_LIBCUBLAS, libcublas.so.13, libcublas.so.12,
-  /// libcublas.so and the toolkit's lib64/libcublas.so that loads, and resolves
-  /// every entry point. Without one: an Error of kind Unavailable whose message
-  /// says "cuBLAS not found: " and what each attempt answered.
+  /// Opens $PTXFORGE_LIBCUBLAS when it is set (and nothing else), otherwise
+  /// the first of libcublas.so.13, libcublas.so.12, libcublas.so and the
+  /// toolkit's lib64/libcublas.so that loads, and resolves every entry point.
+  /// Without one: an Error of kind Unavailable whose message starts "cuBLAS not
+  /// found: " and says what each attempt answered.
   static Result<std::shared_ptr<const Cublas>> load();
 
   /// "CUBLAS_STATUS_NOT_SUPPORTED (the functionality requested is not supported)".

@@ -5,6 +5,7 @@
 #include "exec/GpuExecutor.h"
 
 #include "exec/CudaDriver.h"
+#include "exec/ColumnMajorCall.h"
 #if PTXFORGE_HAVE_CUBLAS
 #include "exec/Cublas.h"
 #endif
@@ -495,17 +496,13 @@ Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
   const LibraryOperandCounts elementBytes = libraryElementBytes(call.op);
   // Every operand must lie inside a live buffer: a wrong size is an error
   // here, not a read past the end inside cuBLAS.
-  const std::string where = std::string("library call ") + name;
-  if (Result<void> ok = checkRange(call.a.buffer, call.a.byteOffset, counts.a * elementBytes.a, (where + ", operand a").c_str()); !ok)
-    return ok;
-  if (Result<void> ok = checkRange(call.b.buffer, call.b.byteOffset, counts.b * elementBytes.b,
-                                   (where + (gemv ? ", operand x" : ", operand b")).c_str());
-      !ok)
-    return ok;
-  if (Result<void> ok = checkRange(call.c.buffer, call.c.byteOffset, counts.c * elementBytes.c,
-                                   (where + (gemv ? ", operand y" : ", operand c")).c_str());
-      !ok)
-    return ok;
+  const std::string where = std::string("library call ") + name + ", operand ";
+  const std::string names[3] = {where + "a", where + (gemv ? "x" : "b"), where + (gemv ? "y" : "c")};
+  const LibraryOperand *operands[3] = {&call.a, &call.b, &call.c};
+  const uint64_t bytes[3] = {counts.a * elementBytes.a, counts.b * elementBytes.b, counts.c * elementBytes.c};
+  for (int i = 0; i < 3; ++i)
+    if (Result<void> ok = checkRange(operands[i]->buffer, operands[i]->byteOffset, bytes[i], names[i].c_str()); !ok)
+      return ok;
 #if PTXFORGE_HAVE_CUBLAS
   Result<const CublasHandle *> handle = cublas();
   if (!handle)
@@ -515,38 +512,40 @@ Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
   auto pointer = [](const LibraryOperand &operand) {
     return reinterpret_cast<void *>(static_cast<uintptr_t>(operand.buffer.value + operand.byteOffset));
   };
-  const float *a = static_cast<const float *>(pointer(call.a));
-  const float *b = static_cast<const float *>(pointer(call.b));
-  float *c = static_cast<float *>(pointer(call.c));
-  const int m = static_cast<int>(call.m), n = gemv ? 0 : static_cast<int>(call.n), k = static_cast<int>(call.k);
+  // cuBLAS is column-major; ColumnMajorCall restates the row-major call in its
+  // terms (operands and m/n swapped for gemm, A transposed for gemv).
+  const ColumnMajorCall blas = columnMajorCall(call);
+  const void *blasA = pointer(blas.swapOperands ? call.b : call.a);
+  const void *blasB = pointer(blas.swapOperands ? call.a : call.b);
+  void *blasC = pointer(call.c);
+  const int m = static_cast<int>(blas.m), n = static_cast<int>(blas.n), k = static_cast<int>(blas.k);
+  const int lda = static_cast<int>(blas.lda), ldb = static_cast<int>(blas.ldb), ldc = static_cast<int>(blas.ldc);
   const float one = 1.0f, zero = 0.0f;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   std::string function;
-  // cuBLAS is column-major. A row-major matrix with R rows and C columns is,
-  // byte for byte, the column-major C x R matrix of its transpose with leading
-  // dimension C. So row-major C = A B is column-major C^T = B^T A^T: pass B
-  // first, swap m and n, and let every leading dimension be a row length.
   switch (call.op) {
   case LibraryOp::Gemm:
     function = "cublasSgemm";
-    status = library.sgemm(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n);
+    status = library.sgemm(raw, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, static_cast<const float *>(blasA), lda,
+                           static_cast<const float *>(blasB), ldb, &zero, static_cast<float *>(blasC), ldc);
     break;
   case LibraryOp::GemmF16F32:
-    function = "cublasGemmEx(f16, f16 -> f32, compute 32F)";
-    status = library.gemmEx(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, n, a, CUDA_R_16F, k, &zero, c,
-                            CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    function = "cublasGemmEx(f16 x f16 -> f32, CUBLAS_COMPUTE_32F)";
+    status = library.gemmEx(raw, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, blasA, CUDA_R_16F, lda, blasB, CUDA_R_16F,
+                            ldb, &zero, blasC, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     break;
   case LibraryOp::GemmBatched:
     function = "cublasSgemmStridedBatched";
-    status = library.sgemmStridedBatched(raw, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n,
-                                         static_cast<long long>(call.k) * call.n, a, k,
-                                         static_cast<long long>(call.m) * call.k, &zero, c, n,
-                                         static_cast<long long>(call.m) * call.n, static_cast<int>(call.batch));
+    status = library.sgemmStridedBatched(raw, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one,
+                                         static_cast<const float *>(blasA), lda, blas.strideA,
+                                         static_cast<const float *>(blasB), ldb, blas.strideB, &zero,
+                                         static_cast<float *>(blasC), ldc, blas.strideC, static_cast<int>(blas.batch));
     break;
   case LibraryOp::Gemv:
-    // Row-major A (m x k) is column-major A^T (k x m, lda k): y = (A^T)^T x.
     function = "cublasSgemv(CUBLAS_OP_T)";
-    status = library.sgemv(raw, CUBLAS_OP_T, k, m, &one, a, k, b, 1, &zero, c, 1);
+    status = library.sgemv(raw, blas.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, &one,
+                           static_cast<const float *>(blasA), lda, static_cast<const float *>(blasB), 1, &zero,
+                           static_cast<float *>(blasC), 1);
     break;
   }
   if (status != CUBLAS_STATUS_SUCCESS)

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -92,6 +93,30 @@ const char *initDistributionName(InitDistribution distribution) {
 
 namespace {
 
+/// What each vendor op takes: operand names (output last) and their element
+/// types, and its size names.
+struct VendorOpInfo {
+  VendorOp op;
+  const char *name;
+  std::array<const char *, 3> operands;
+  std::array<ElementType, 3> types;
+  std::vector<std::string_view> sizes;
+};
+const VendorOpInfo kVendorOps[] = {
+    {VendorOp::Gemm, "gemm", {"a", "b", "c"}, {ElementType::F32, ElementType::F32, ElementType::F32}, {"m", "n", "k"}},
+    {VendorOp::GemmF16F32, "gemm_f16_f32", {"a", "b", "c"}, {ElementType::F16, ElementType::F16, ElementType::F32},
+     {"m", "n", "k"}},
+    {VendorOp::GemmBatched, "gemm_batched", {"a", "b", "c"}, {ElementType::F32, ElementType::F32, ElementType::F32},
+     {"m", "n", "k", "batch"}},
+    {VendorOp::Gemv, "gemv", {"a", "x", "y"}, {ElementType::F32, ElementType::F32, ElementType::F32}, {"m", "k"}},
+};
+
+const VendorOpInfo &vendorOpInfo(VendorOp op) {
+  for (const VendorOpInfo &info : kVendorOps)
+    if (info.op == op) return info;
+  return kVendorOps[0];
+}
+
 /// Inclusive range of an integer type, as doubles (exact for the bounds used in checks).
 std::pair<double, double> integerTypeRange(ElementType type) {
   switch (type) {
@@ -106,6 +131,18 @@ std::pair<double, double> integerTypeRange(ElementType type) {
 }
 
 } // namespace
+
+const char *vendorOpName(VendorOp op) { return vendorOpInfo(op).name; }
+
+std::vector<std::string> vendorOperandNames(VendorOp op) {
+  const VendorOpInfo &info = vendorOpInfo(op);
+  return {info.operands.begin(), info.operands.end()};
+}
+
+std::vector<std::string> vendorSizeNames(VendorOp op) {
+  const VendorOpInfo &info = vendorOpInfo(op);
+  return {info.sizes.begin(), info.sizes.end()};
+}
 
 InitSpec defaultInit(ElementType type) {
   InitSpec init;
@@ -582,6 +619,182 @@ void parseTriple(Validator &v, const toml::table &table, std::string_view key, c
   }
 }
 
+/// [vendor]: the library, the op, its operands (pointer parameters of the
+/// right type and role) and its sizes (expressions). Needs the params parsed.
+void parseVendor(Validator &v, const toml::node &node, TaskSpec &task) {
+  const toml::table *table = node.as_table();
+  if (!table) {
+    v.error(node.source(), std::string("[vendor] must be a table, found ") + nodeTypeName(node));
+    return;
+  }
+  static const std::vector<std::string_view> allKeys = {"library", "op", "a", "b", "c", "x",
+                                                        "y",       "m",  "n", "k", "batch"};
+  v.checkKeys(*table, allKeys, "[vendor]: ");
+  VendorSpec vendor;
+  bool good = true;
+  if (std::optional<std::string> library = v.getString(*table, "library", true, node.source(), "[vendor]: ")) {
+    static const std::vector<std::string_view> libraries = {"cublas"};
+    if (*library != "cublas") {
+      v.error(table->get("library")->source(), "[vendor]: unknown library '" + *library + "'" +
+                                                   suggestion(*library, libraries) + " (valid: cublas)");
+      good = false;
+    }
+    vendor.library = *library;
+  } else {
+    good = false;
+  }
+  std::optional<std::string> opName = v.getString(*table, "op", true, node.source(), "[vendor]: ");
+  if (!opName) return;
+  const VendorOpInfo *info = nullptr;
+  for (const VendorOpInfo &candidate : kVendorOps)
+    if (*opName == candidate.name) info = &candidate;
+  if (!info) {
+    std::vector<std::string_view> names;
+    for (const VendorOpInfo &candidate : kVendorOps) names.push_back(candidate.name);
+    v.error(table->get("op")->source(), "[vendor]: unknown op '" + *opName + "'" + suggestion(*opName, names) +
+                                            " (valid: " + joinNames(names) + ")");
+    return;
+  }
+  vendor.op = info->op;
+  std::vector<std::string_view> uses(info->operands.begin(), info->operands.end());
+  uses.insert(uses.end(), info->sizes.begin(), info->sizes.end());
+  const std::string usesText = " (op '" + *opName + "' uses: " + joinNames(uses) + ")";
+  // Keys of another op are mistakes (e.g. x with gemm, batch with gemm).
+  for (auto &&[key, value] : *table) {
+    (void)value;
+    if (key.str() == "library" || key.str() == "op") continue;
+    if (std::find(allKeys.begin(), allKeys.end(), key.str()) == allKeys.end()) continue;
+    if (std::find(uses.begin(), uses.end(), key.str()) == uses.end()) {
+      v.error(key.source(), "[vendor]: key '" + std::string(key.str()) + "' does not apply to op '" + *opName + "'" +
+                                usesText);
+      good = false;
+    }
+  }
+
+  std::vector<std::string_view> pointerNames;
+  for (const ParamSpec &param : task.params)
+    if (param.isPointer) pointerNames.push_back(param.name);
+  const std::string pointersText =
+      " (buffer parameters: " + (pointerNames.empty() ? std::string("none") : joinNames(pointerNames)) + ")";
+  for (size_t index = 0; index < info->operands.size(); ++index) {
+    const std::string operand = info->operands[index];
+    const bool output = index + 1 == info->operands.size();
+    std::optional<std::string> paramName = v.getString(*table, operand, true, node.source(), "[vendor]: ");
+    if (!paramName) {
+      good = false;
+      continue;
+    }
+    const toml::source_region &where = table->get(operand)->source();
+    const std::string context = "[vendor]: " + operand + " = '" + *paramName + "'";
+    const ParamSpec *param = findParam(task, *paramName);
+    if (!param) {
+      v.error(where, context + " is not a parameter" + suggestion(*paramName, pointerNames) + pointersText);
+      good = false;
+      continue;
+    }
+    if (!param->isPointer) {
+      v.error(where, context + " is a scalar; op '" + *opName + "' needs a buffer for " + operand + pointersText);
+      good = false;
+      continue;
+    }
+    const ElementType want = info->types[index];
+    if (param->type != want) {
+      v.error(where, context + " is " + elementTypeName(param->type) + "*, but op '" + *opName + "' " +
+                         (output ? "writes " : "reads ") + operand + " as " + elementTypeName(want) + "*");
+      good = false;
+    }
+    const bool roleOk = output ? param->role == ParamRole::Output || param->role == ParamRole::InOut
+                               : param->role == ParamRole::Input || param->role == ParamRole::InOut;
+    if (!roleOk) {
+      v.error(where, context + " has role " + paramRoleName(param->role) + ", but op '" + *opName + "' " +
+                         (output ? "writes " + operand + ": it must be an output or inout buffer"
+                                 : "reads " + operand + ": it must be an input or inout buffer"));
+      good = false;
+    }
+    if (output)
+      for (size_t other = 0; other + 1 < info->operands.size(); ++other) {
+        auto found = vendor.operands.find(info->operands[other]);
+        if (found != vendor.operands.end() && found->second == *paramName) {
+          v.error(where, context + " is also " + info->operands[other] + "; the output must be a buffer of its own");
+          good = false;
+        }
+      }
+    vendor.operands[operand] = *paramName;
+  }
+  for (std::string_view size : info->sizes) {
+    const toml::node *sizeNode = table->get(size);
+    if (!sizeNode) {
+      v.missing(node.source(), "[vendor]: ", size);
+      good = false;
+      continue;
+    }
+    std::optional<Expression> expression =
+        v.getExpression(*sizeNode, task.symbols, "[vendor]: " + std::string(size));
+    if (!expression) {
+      good = false;
+      continue;
+    }
+    vendor.sizes[std::string(size)] = std::move(*expression);
+  }
+  if (good) task.vendor = std::move(vendor);
+}
+
+/// The vendor op's sizes on `shape`, then each operand's element count against
+/// its parameter's: the op must read and write exactly the task's buffers.
+void checkVendorOnShape(const toml::table &vendorTable, const TaskSpec &task, const Shape &shape,
+                        const std::string &forShape,
+                        const std::function<void(const std::string &, const toml::source_region &, const std::string &)>
+                            &once) {
+  const VendorSpec &vendor = *task.vendor;
+  const VendorOpInfo &info = vendorOpInfo(vendor.op);
+  std::map<std::string, int64_t> sizes;
+  for (const auto &[name, expression] : vendor.sizes) {
+    const toml::source_region &where = vendorTable.get(name)->source();
+    Result<int64_t> value = evaluate(expression, shape);
+    if (!value) {
+      once("vendor " + name, where, "[vendor]: " + name + " '" + toString(expression) + "'" + forShape + ": " +
+                                        value.error().message);
+      return;
+    }
+    if (*value < 1 || *value > std::numeric_limits<int32_t>::max()) {
+      once("vendor " + name, where,
+           "[vendor]: " + name + " = '" + toString(expression) + "' is " + std::to_string(*value) + forShape +
+               " (the library takes sizes in [1, 2147483647])");
+      return;
+    }
+    sizes[name] = *value;
+  }
+  auto product = [&](const std::vector<std::string> &names, int64_t &out) {
+    out = 1;
+    for (const std::string &name : names)
+      if (__builtin_mul_overflow(out, sizes.at(name), &out)) return false;
+    return true;
+  };
+  // The elements each operand holds, as products of the op's sizes.
+  using Names = std::vector<std::string>;
+  std::array<Names, 3> needs = {Names{"m", "k"}, Names{"k", "n"}, Names{"m", "n"}};
+  if (vendor.op == VendorOp::Gemv) needs = {Names{"m", "k"}, Names{"k"}, Names{"m"}};
+  if (vendor.op == VendorOp::GemmBatched)
+    needs = {Names{"batch", "m", "k"}, Names{"batch", "k", "n"}, Names{"batch", "m", "n"}};
+  for (size_t index = 0; index < info.operands.size(); ++index) {
+    const std::string operand = info.operands[index];
+    const ParamSpec &param = *findParam(task, vendor.operands.at(operand));
+    const toml::source_region &where = vendorTable.get(operand)->source();
+    std::string formula;
+    for (const std::string &name : needs[index]) formula += (formula.empty() ? "" : " * ") + name;
+    int64_t need = 0;
+    const bool fits = product(needs[index], need);
+    Result<int64_t> count = evaluate(param.count, shape);
+    if (!count) continue; // reported with the parameter
+    if (!fits || need != *count)
+      once("vendor count " + operand, where,
+           "[vendor]: op '" + std::string(info.name) + "' " + (index + 1 == info.operands.size() ? "writes " : "reads ") +
+               formula + " = " + (fits ? std::to_string(need) : std::string("(overflow)")) + " elements of " +
+               operand + " = '" + param.name + "', which holds " + std::to_string(*count) + " (count '" +
+               toString(param.count) + "')" + forShape + "; check the sizes and which parameter each operand names");
+  }
+}
+
 std::string readFile(const std::filesystem::path &path, bool &ok) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) {
@@ -623,7 +836,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
   TaskSpec task;
   toml::source_region noWhere;
   v.checkKeys(document, {"name", "level", "description", "kernel", "tags", "symbols", "shapes", "small_shapes", "params",
-                         "tolerance", "cost", "launch"},
+                         "tolerance", "cost", "launch", "vendor"},
               "");
 
   if (auto name = v.getString(document, "name", true, noWhere, "")) {
@@ -786,6 +999,9 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
     v.missing(noWhere, "", "launch (the [launch] table with block, grid and smem)");
   }
 
+  // Vendor-library equivalent (validated after params).
+  if (const toml::node *vendor = document.get("vendor")) parseVendor(v, *vendor, task);
+
   // Small shapes (validated after shapes).
   if (const toml::node *small = document.get("small_shapes")) {
     const toml::array *array = small->as_array();
@@ -864,6 +1080,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
     }
     Result<ResolvedLaunch> launch = evaluateLaunch(task.launch.block, task.launch.grid, task.launch.smem, shape);
     if (!launch) once("launch", launchWhere, "[launch]" + forShape + ": " + launch.error().message);
+    if (task.vendor) checkVendorOnShape(*document.get("vendor")->as_table(), task, shape, forShape, once);
   }
 
   if (task.smallShapes.empty() && !task.shapes.empty()) {

@@ -101,6 +101,36 @@ struct LaunchSpec {
 /// Values of the size symbols for one problem instance.
 using Shape = std::map<std::string, int64_t>;
 
+/// An operation a vendor library has (docs/tasks.md "[vendor]"). Every matrix
+/// is row-major and dense, as the tasks store them.
+enum class VendorOp {
+  Gemm,        ///< c (m x n) = a (m x k) * b (k x n), f32
+  GemmF16F32,  ///< the same with f16 a and b, f32 c, f32 accumulation
+  GemmBatched, ///< `batch` f32 gemms, the matrices of each operand one after another
+  Gemv,        ///< y (m) = a (m x k) * x (k), f32
+};
+
+/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv".
+const char *vendorOpName(VendorOp op);
+
+/// The task's operation in a vendor library: `ptxforge baseline` checks the
+/// library against the reference and times it as a second baseline.
+struct VendorSpec {
+  std::string library = "cublas"; ///< the only one so far
+  VendorOp op = VendorOp::Gemm;
+  /// The op's operands, each the name of a pointer parameter: "a", "b", "c"
+  /// for the gemm ops, "a", "x", "y" for gemv. The last is the output.
+  std::map<std::string, std::string> operands;
+  /// The op's sizes, expressions over the symbols: "m", "n", "k" for the gemm
+  /// ops, plus "batch" for gemm_batched; "m", "k" for gemv.
+  std::map<std::string, Expression> sizes;
+};
+
+/// The operand names of `op` in order, the output last: {"a", "b", "c"} or {"a", "x", "y"}.
+std::vector<std::string> vendorOperandNames(VendorOp op);
+/// The size names of `op`: {"m", "n", "k"}, {"m", "n", "k", "batch"} or {"m", "k"}.
+std::vector<std::string> vendorSizeNames(VendorOp op);
+
 /// A loaded, validated task.
 struct TaskSpec {
   std::string name;
@@ -115,6 +145,7 @@ struct TaskSpec {
   Tolerance tolerance;             ///< as given; see toleranceFor()
   CostModel cost;
   LaunchSpec launch;
+  std::optional<VendorSpec> vendor; ///< absent: no vendor-library equivalent
   std::filesystem::path folder;
   std::string referenceSource;     ///< reference.cu text
 };

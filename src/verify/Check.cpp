@@ -306,6 +306,20 @@ public:
     return std::optional<BenchmarkReport>(std::move(report));
   }
 
+  /// What to do about a sanitizer finding, for the person or model reading it.
+  static std::string findingHint(const std::string &check) {
+    if (check == "memcheck")
+      return "compare the index with the element count before the access (the last block of a ragged shape is "
+             "partly outside the buffer), and keep vector accesses aligned to their size";
+    if (check == "racecheck")
+      return "put a bar.sync between the shared-memory write and the other warps' accesses to the same address";
+    if (check == "synccheck")
+      return "every thread of the CTA (every lane of a warp collective's membermask) must reach the same barrier; "
+             "move it out of the branch";
+    if (check == "initcheck") return "write the register on every path before reading it";
+    return "";
+  }
+
   /// Adds what a sanitizing executor found in the candidate's launch to the
   /// diagnostics (code = the check's name, located at the PTX line), once each.
   void recordFindings() {
@@ -317,7 +331,7 @@ public:
       std::string message = std::move(finding.message);
       if (message.rfind(finding.check + ": ", 0) == 0) message.erase(0, finding.check.size() + 2);
       result_.diagnostics.push_back({finding.check, finding.fatal ? ptx::Severity::Error : ptx::Severity::Warning,
-                                     finding.line, 0, std::move(message), ""});
+                                     finding.line, 0, std::move(message), findingHint(finding.check)});
     }
   }
 
@@ -809,6 +823,197 @@ std::string formatText(const CheckResult &result) {
     out += "\n";
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// The vendor-library baseline
+
+namespace {
+
+exec::LibraryOp libraryOpOf(tasks::VendorOp op) {
+  switch (op) {
+  case tasks::VendorOp::Gemm: return exec::LibraryOp::Gemm;
+  case tasks::VendorOp::GemmF16F32: return exec::LibraryOp::GemmF16F32;
+  case tasks::VendorOp::GemmBatched: return exec::LibraryOp::GemmBatched;
+  case tasks::VendorOp::Gemv: return exec::LibraryOp::Gemv;
+  }
+  return exec::LibraryOp::Gemm;
+}
+
+size_t paramIndex(const tasks::TaskSpec &task, const std::string &name) {
+  for (size_t i = 0; i < task.params.size(); ++i)
+    if (task.params[i].name == name) return i;
+  return task.params.size();
+}
+
+} // namespace
+
+Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor &executor,
+                                    const CheckOptions &options, size_t shapeIndex) {
+  if (!task.vendor)
+    return makeError(ErrorKind::InvalidInput, fmt::format("task '{}' has no [vendor] operation", task.name));
+  if (shapeIndex >= task.shapes.size())
+    return makeError(ErrorKind::InvalidInput, fmt::format("task '{}' has no shape {}", task.name, shapeIndex));
+  const tasks::VendorSpec &vendor = *task.vendor;
+  const tasks::Shape &shape = task.shapes[shapeIndex];
+  VendorReport report;
+  report.task = task.name;
+  report.library = vendor.library;
+  report.op = tasks::vendorOpName(vendor.op);
+  report.shapeIndex = shapeIndex;
+  report.shape = shape;
+
+  exec::LibraryCall call;
+  call.op = libraryOpOf(vendor.op);
+  call.timeoutMs = options.launchTimeoutMs;
+  for (const auto &[name, expression] : vendor.sizes) {
+    Result<int64_t> value = tasks::evaluate(expression, shape);
+    if (!value) return value.error();
+    report.sizes[name] = *value;
+    if (name == "m") call.m = *value;
+    else if (name == "n") call.n = *value;
+    else if (name == "k") call.k = *value;
+    else if (name == "batch") call.batch = *value;
+  }
+  const std::vector<std::string> operandNames = tasks::vendorOperandNames(vendor.op);
+  std::vector<size_t> operandParams;
+  for (const std::string &operand : operandNames) {
+    size_t index = paramIndex(task, vendor.operands.at(operand));
+    assert(index < task.params.size() && "loadTask validated the [vendor] operands");
+    operandParams.push_back(index);
+  }
+  const size_t outputIndex = operandParams.back();
+  const tasks::ParamSpec &outputParam = task.params[outputIndex];
+
+  CheckResult scratch; // Gate's home for verdicts; nothing here produces one
+  Gate gate(task, executor, options, scratch);
+
+  // The library first, on buffers of its own holding the benchmark's inputs:
+  // an executor without it (the emulator, a machine without cuBLAS) answers
+  // before the reference runs at the largest shape.
+  Result<SideBuffers> librarySide = gate.prepare(shape, 0);
+  if (!librarySide) return librarySide.error();
+  exec::LibraryOperand *operands[] = {&call.a, &call.b, &call.c};
+  for (size_t i = 0; i < operandParams.size(); ++i)
+    *operands[i] = {librarySide->buffers[operandParams[i]].handle(), kGuardBytes};
+  if (Result<void> ran = executor.runLibraryCall(call); !ran) return ran.error();
+  std::vector<OutputReport> guards;
+  Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*librarySide, &guards);
+  if (!got) return got.error();
+
+  // The reference on the same inputs.
+  std::vector<std::vector<uint8_t>> want;
+  {
+    const std::string arch = options.arch.empty() ? executor.properties().arch() : options.arch;
+    Result<tasks::CompiledReference> reference = tasks::compileReference(task, arch);
+    if (!reference) return reference.error();
+    const bool ptx = executor.moduleFormat() == exec::ModuleFormat::Ptx;
+    Result<exec::ModuleHandle> module =
+        ptx ? executor.loadModule(std::vector<uint8_t>(reference->ptx.begin(), reference->ptx.end()),
+                                  exec::ModuleFormat::Ptx)
+            : executor.loadModule(reference->cubin, exec::ModuleFormat::Cubin);
+    if (!module) return makeError(module.error().kind, "the reference does not load: " + module.error().message);
+    struct Unload {
+      exec::Executor &executor;
+      exec::ModuleHandle module;
+      ~Unload() { (void)executor.unloadModule(module); }
+    } unload{executor, *module};
+    Result<exec::KernelInfo> kernel = executor.getKernel(*module, task.kernel);
+    if (!kernel) return kernel.error();
+    Result<tasks::ResolvedLaunch> launch = tasks::resolveLaunch(tasks::LaunchConfig{}, task, shape);
+    if (!launch) return launch.error();
+    Result<SideBuffers> side = gate.prepare(shape, 0);
+    if (!side) return side.error();
+    Result<exec::PackedArgs> args = gate.arguments(*side, shape);
+    if (!args) return args.error();
+    Result<void> ran = executor.launch(kernel->handle, gate.toConfig(*launch), *args);
+    (void)executor.takeFindings();
+    if (!ran)
+      return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(shape) + ": " +
+                                                ran.error().message);
+    Result<std::vector<std::vector<uint8_t>>> outputs = gate.collect(*side, nullptr);
+    if (!outputs) return outputs.error();
+    want = std::move(*outputs);
+  }
+
+  // Agreement first: a mis-set size or layout must not become a fast number.
+  std::string problem;
+  for (OutputReport &guard : guards) {
+    if ((guard.guardBytesBefore || guard.guardBytesAfter) && problem.empty())
+      problem = fmt::format("wrote outside its buffers: {} ({} bytes before, {} after)", guard.guardDetail,
+                            guard.guardBytesBefore, guard.guardBytesAfter);
+    if (guard.param == outputParam.name) report.output = guard;
+  }
+  const size_t count = librarySide->dataBytes[outputIndex] / tasks::elementSize(outputParam.type);
+  report.output.param = outputParam.name;
+  report.output.compare = tasks::compareBuffers(outputParam.type, (*got)[outputIndex].data(), want[outputIndex].data(),
+                                                count, tasks::toleranceFor(task, outputParam.type));
+  if (problem.empty() && !report.output.compare.passed)
+    problem = fmt::format("'{}' differs from the reference: {} of {} elements outside tolerance, first at index {}: "
+                          "got {}, expected {} (max abs error {:.3g}, max rel error {:.3g})",
+                          outputParam.name, report.output.compare.mismatches, report.output.compare.count,
+                          report.output.compare.firstMismatch.value_or(0), report.output.compare.firstGotText,
+                          report.output.compare.firstWantText, report.output.compare.maxAbsError,
+                          report.output.compare.maxRelError);
+  if (!problem.empty()) {
+    report.summary = fmt::format("{} {} on {}: {}; not timed (check the task's [vendor] sizes and operands)",
+                                 report.library, report.op, tasks::shapeToString(shape), problem);
+    return report;
+  }
+  report.passed = true;
+
+  // Timing, with the gate's protocol for the baseline (not interleaved).
+  exec::TimingOptions timing;
+  timing.warmupLaunches = 1;
+  timing.repetitions = static_cast<uint32_t>(std::max(1, options.repetitionsPerRound));
+  timing.flushL2 = true;
+  timing.timeoutMs = options.launchTimeoutMs * (timing.repetitions + 1);
+  std::vector<double> milliseconds;
+  for (int round = 0; round < std::max(1, options.timingRounds); ++round) {
+    Result<std::vector<float>> times = executor.timeLibraryCall(call, timing);
+    if (!times) return times.error();
+    for (float ms : *times) milliseconds.push_back(ms);
+  }
+  report.timing = spreadOf(milliseconds);
+  if (task.cost.flops)
+    if (Result<int64_t> flops = tasks::evaluate(*task.cost.flops, shape))
+      report.gflops = static_cast<double>(*flops) / (report.timing->median * 1e6);
+  if (task.cost.bytes)
+    if (Result<int64_t> bytes = tasks::evaluate(*task.cost.bytes, shape))
+      report.gbps = static_cast<double>(*bytes) / (report.timing->median * 1e6);
+  report.summary = fmt::format("{} {} on {}: agrees with the reference (max abs error {:.3g}); {:.4f} ms [{:.4f}, "
+                               "{:.4f}] over {} calls",
+                               report.library, report.op, tasks::shapeToString(shape),
+                               report.output.compare.maxAbsError, report.timing->median, report.timing->p10,
+                               report.timing->p90, report.timing->samples);
+  return report;
+}
+
+nlohmann::json toJson(const VendorReport &report) {
+  nlohmann::json check = {{"passed", report.passed},
+                          {"param", report.output.param},
+                          {"max_abs_error", report.output.compare.maxAbsError},
+                          {"max_rel_error", report.output.compare.maxRelError},
+                          {"mismatches", report.output.compare.mismatches},
+                          {"compared", report.output.compare.count},
+                          {"guard_bytes_before", report.output.guardBytesBefore},
+                          {"guard_bytes_after", report.output.guardBytesAfter}};
+  if (report.output.compare.firstMismatch)
+    check["first_mismatch"] = {{"index", *report.output.compare.firstMismatch},
+                               {"got", report.output.compare.firstGotText},
+                               {"expected", report.output.compare.firstWantText}};
+  return {{"task", report.task},
+          {"library", report.library},
+          {"op", report.op},
+          {"shape_index", report.shapeIndex},
+          {"shape", report.shape},
+          {"sizes", report.sizes},
+          {"passed", report.passed},
+          {"summary", report.summary},
+          {"check", std::move(check)},
+          {"timing", report.timing ? statsJson(*report.timing) : nlohmann::json(nullptr)},
+          {"gflops", optionalJson(report.gflops)},
+          {"gbps", optionalJson(report.gbps)}};
 }
 
 } // namespace ptxforge::verify

@@ -146,4 +146,40 @@ nlohmann::json toJson(const CrossCheckResult &result);
 /// A compiler-like text report.
 std::string formatText(const CheckResult &result);
 
+// ---------------------------------------------------------------------------
+// The vendor-library baseline
+
+/// A task's [vendor] operation (cuBLAS) on one shape: first checked against
+/// the reference's output with the task's tolerance, then, only if it agrees,
+/// timed as the gate times the nvcc baseline.
+struct VendorReport {
+  std::string task;
+  std::string library;           ///< "cublas"
+  std::string op;                ///< "gemm", "gemm_f16_f32", "gemm_batched", "gemv"
+  size_t shapeIndex = 0;
+  tasks::Shape shape;
+  std::map<std::string, int64_t> sizes; ///< the op's m, n, k (, batch) on the shape
+  /// The library's output against the reference's, and that buffer's guard zones.
+  OutputReport output;
+  /// Within tolerance and no guard byte changed on any operand; only then timed.
+  bool passed = false;
+  std::string summary;           ///< one line: the timing, or why there is none
+  std::optional<TimingStats> timing; ///< milliseconds per call
+  std::optional<double> gflops, gbps; ///< from the task's cost formulas
+};
+
+/// Runs the task's [vendor] operation through `executor` (runLibraryCall) on
+/// shape `shapeIndex` with the inputs the gate's benchmark uses (options.seed,
+/// trial 0) and compares its output with the task's reference on the same
+/// inputs; when they agree, times it with options.timingRounds rounds of
+/// options.repetitionsPerRound repetitions, one warm-up each and the L2
+/// flushed before every repetition. An Error when the task has no [vendor],
+/// the executor cannot make library calls (kind Unavailable: the emulator, no
+/// cuBLAS), or the reference fails; a library result outside the tolerance is
+/// a report with passed = false and no timing.
+Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor &executor,
+                                    const CheckOptions &options, size_t shapeIndex);
+
+nlohmann::json toJson(const VendorReport &report);
+
 } // namespace ptxforge::verify

@@ -62,13 +62,16 @@ TEST(KernelArgs, EmptyListPacksToNothing) {
 TEST(ExecError, KindIsReadableBackFromTheMessage) {
   for (ExecErrorKind kind : {ExecErrorKind::NoDevice, ExecErrorKind::InvalidArgument, ExecErrorKind::OutOfMemory,
                              ExecErrorKind::ModuleLoad, ExecErrorKind::LaunchError, ExecErrorKind::OutOfResources,
-                             ExecErrorKind::Crashed, ExecErrorKind::Timeout, ExecErrorKind::Internal}) {
+                             ExecErrorKind::Crashed, ExecErrorKind::Timeout, ExecErrorKind::Internal,
+                             ExecErrorKind::Unavailable}) {
     Error error = makeExecError(kind, "detail");
     EXPECT_EQ(execErrorKindOf(error), kind) << error.message;
   }
   EXPECT_EQ(makeExecError(ExecErrorKind::NoDevice, "x").message, "no GPU: x");
   EXPECT_EQ(makeExecError(ExecErrorKind::NoDevice, "x").kind, ErrorKind::ToolMissing);
   EXPECT_EQ(makeExecError(ExecErrorKind::Crashed, "x").message, "crashed: x");
+  EXPECT_EQ(makeExecError(ExecErrorKind::Unavailable, "x").message, "unavailable: x");
+  EXPECT_EQ(makeExecError(ExecErrorKind::Unavailable, "x").kind, ErrorKind::ToolMissing);
   EXPECT_EQ(execErrorKindOf(makeError(ErrorKind::Io, "crash: not ours")), ExecErrorKind::None);
 }
 

@@ -30,6 +30,15 @@ Request sampleRequest() {
   request.config.timeoutMs = 1500;
   request.args = KernelArgs().buffer(BufferHandle{42}).scalar<uint32_t>(7).scalar<double>(0.5).pack();
   request.timing = TimingOptions{3, 20, false, 9000};
+  request.library.op = LibraryOp::GemmBatched;
+  request.library.m = 777;
+  request.library.n = 1234;
+  request.library.k = 333;
+  request.library.batch = 16;
+  request.library.a = {BufferHandle{0x7f00'0000'1000ull}, 256};
+  request.library.b = {BufferHandle{0x7f00'0000'2000ull}, 256};
+  request.library.c = {BufferHandle{0x7f00'0000'3000ull}, 512};
+  request.library.timeoutMs = 4321;
   return request;
 }
 
@@ -75,6 +84,42 @@ TEST(Protocol, ResponseRoundTripKeepsEveryField) {
   Result<Response> decoded = decodeResponse(encode(response));
   ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(*decoded, response);
+}
+
+TEST(Protocol, LibraryCallRequestsRoundTrip) {
+  for (Op op : {Op::RunLibraryCall, Op::TimeLibraryCall})
+    for (LibraryOp libraryOp : {LibraryOp::Gemm, LibraryOp::GemmF16F32, LibraryOp::GemmBatched, LibraryOp::Gemv}) {
+      Request request = sampleRequest();
+      request.op = op;
+      request.library.op = libraryOp;
+      Result<Request> decoded = decodeRequest(encode(request));
+      ASSERT_TRUE(decoded) << opName(op) << " " << libraryOpName(libraryOp) << ": " << decoded.error().message;
+      EXPECT_EQ(*decoded, request) << opName(op) << " " << libraryOpName(libraryOp);
+    }
+  EXPECT_STREQ(opName(Op::RunLibraryCall), "run-library-call");
+  EXPECT_STREQ(opName(Op::TimeLibraryCall), "time-library-call");
+}
+
+TEST(Protocol, UnavailableStatusRoundTrips) {
+  Response response;
+  response.status = ExecErrorKind::Unavailable;
+  response.message = "unavailable: cuBLAS not found: libcublas.so.13: cannot open shared object file";
+  Result<Response> decoded = decodeResponse(encode(response));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, response);
+}
+
+TEST(Protocol, UnknownLibraryOpIsRejected) {
+  Request request = sampleRequest();
+  request.op = Op::RunLibraryCall;
+  std::vector<uint8_t> payload = encode(request);
+  // The library call is the last field: op(1) m n k batch(4 x 8) operands(3 x 16) timeout(4).
+  const size_t libraryOpAt = payload.size() - (1 + 4 * 8 + 3 * 16 + 4);
+  ASSERT_EQ(payload[libraryOpAt], static_cast<uint8_t>(LibraryOp::GemmBatched));
+  payload[libraryOpAt] = 9; // no such LibraryOp
+  Result<Request> decoded = decodeRequest(payload);
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(execErrorKindOf(decoded.error()), ExecErrorKind::Internal);
 }
 
 TEST(Protocol, DefaultMessagesRoundTrip) {

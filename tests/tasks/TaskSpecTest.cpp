@@ -107,7 +107,7 @@ TEST(TaskSpec, AcceptsIntegersAndFloatLiteralsWhereExpressionsGo) {
 TEST(TaskSpec, UnknownTopLevelKey) {
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "tags = ", "tag = ")),
             "task.toml:5:1: unknown key 'tag' (did you mean 'tags'?) (valid: name, level, description, kernel, tags, "
-            "symbols, shapes, small_shapes, params, tolerance, cost, launch)");
+            "symbols, shapes, small_shapes, params, tolerance, cost, launch, vendor)");
 }
 
 TEST(TaskSpec, UnknownParamKey) {

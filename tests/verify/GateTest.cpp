@@ -101,6 +101,9 @@ public:
   }
   Result<void> flushL2() override { return {}; }
 
+  /// The bytes of a buffer from `offset` on (for host "library calls").
+  uint8_t *data(exec::BufferHandle buffer, uint64_t offset) { return buffers_.at(buffer.value).data() + offset; }
+
   std::map<uint64_t, int> launches_;
 
 private:
@@ -329,4 +332,197 @@ TEST(Ceilings, CacheRoundTripsAndIgnoresCorruptEntries) {
   EXPECT_FALSE(verify::loadCachedCeilings("Test GPU/1").has_value());
   ::unsetenv("PTXFORGE_CACHE_DIR");
   std::filesystem::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------
+// The vendor baseline: the library's output is checked against the reference
+// before it is timed, on host "library calls" with planted layout mistakes.
+
+namespace {
+
+/// A HostExecutor whose vendor library computes the row-major products of
+/// LibraryCall on the host, or plants a mistake.
+class LibraryHostExecutor : public HostExecutor {
+public:
+  enum class Mistake { None, ColumnMajorA, WritesPastTheEnd };
+  LibraryHostExecutor(FakeKernel reference, Mistake mistake = Mistake::None)
+      : HostExecutor(std::move(reference), nullptr), mistake_(mistake) {}
+
+  Result<void> runLibraryCall(const exec::LibraryCall &call) override {
+    calls.push_back(call);
+    auto *a = reinterpret_cast<const float *>(data(call.a.buffer, call.a.byteOffset));
+    auto *b = reinterpret_cast<const float *>(data(call.b.buffer, call.b.byteOffset));
+    auto *c = reinterpret_cast<float *>(data(call.c.buffer, call.c.byteOffset));
+    if (call.op == exec::LibraryOp::Gemv) {
+      for (int64_t i = 0; i < call.m; ++i) {
+        float sum = 0;
+        for (int64_t p = 0; p < call.k; ++p)
+          sum += (mistake_ == Mistake::ColumnMajorA ? a[p * call.m + i] : a[i * call.k + p]) * b[p];
+        c[i] = sum;
+      }
+      if (mistake_ == Mistake::WritesPastTheEnd) c[call.m] = 0.0f;
+      return {};
+    }
+    const int64_t batch = call.op == exec::LibraryOp::GemmBatched ? call.batch : 1;
+    for (int64_t e = 0; e < batch; ++e)
+      for (int64_t i = 0; i < call.m; ++i)
+        for (int64_t j = 0; j < call.n; ++j) {
+          float sum = 0;
+          for (int64_t p = 0; p < call.k; ++p)
+            sum += a[(e * call.m + i) * call.k + p] * b[(e * call.k + p) * call.n + j];
+          c[(e * call.m + i) * call.n + j] = sum;
+        }
+    return {};
+  }
+  Result<std::vector<float>> timeLibraryCall(const exec::LibraryCall &call,
+                                             const exec::TimingOptions &options) override {
+    std::vector<float> times;
+    for (uint32_t i = 0; i < options.warmupLaunches + options.repetitions; ++i) {
+      if (Result<void> ran = runLibraryCall(call); !ran) return ran.error();
+      if (i >= options.warmupLaunches) times.push_back(0.25f);
+    }
+    timingCalls.push_back(options);
+    return times;
+  }
+
+  std::vector<exec::LibraryCall> calls;
+  std::vector<exec::TimingOptions> timingCalls;
+
+private:
+  Mistake mistake_;
+};
+
+/// The gemv reference: y = A x, A row-major M x K.
+Result<void> hostGemv(const exec::LaunchConfig &, const FakeArgs &args) {
+  const float *a = args.floats(0), *x = args.floats(1);
+  float *y = args.floats(2);
+  const int32_t m = args.i32(3), k = args.i32(4);
+  for (int32_t i = 0; i < m; ++i) {
+    float sum = 0;
+    for (int32_t p = 0; p < k; ++p) sum += a[i * k + p] * x[p];
+    y[i] = sum;
+  }
+  return {};
+}
+
+/// The batched_gemm reference: C[b] = A[b] B[b], all row-major.
+Result<void> hostBatchedGemm(const exec::LaunchConfig &, const FakeArgs &args) {
+  const float *a = args.floats(0), *b = args.floats(1);
+  float *c = args.floats(2);
+  const int32_t batch = args.i32(3), m = args.i32(4), n = args.i32(5), k = args.i32(6);
+  for (int32_t e = 0; e < batch; ++e)
+    for (int32_t i = 0; i < m; ++i)
+      for (int32_t j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int32_t p = 0; p < k; ++p) sum += a[(e * m + i) * k + p] * b[(e * k + p) * n + j];
+        c[(e * m + i) * n + j] = sum;
+      }
+  return {};
+}
+
+tasks::TaskSpec builtinTask(const std::string &path) {
+  Result<tasks::TaskSpec> loaded = tasks::loadTask(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/" + path);
+  EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+  return loaded.ok() ? *loaded : tasks::TaskSpec{};
+}
+
+verify::CheckOptions vendorOptions() {
+  verify::CheckOptions options;
+  options.timingRounds = 3;
+  options.repetitionsPerRound = 4;
+  return options;
+}
+
+} // namespace
+
+TEST(VendorBaseline, AgreeingLibraryIsTimedWithTheGatesProtocol) {
+  tasks::TaskSpec task = builtinTask("L3/gemv");
+  ASSERT_TRUE(task.vendor.has_value());
+  LibraryHostExecutor executor(hostGemv);
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 3); // M=64, K=100
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->passed) << report->summary;
+  EXPECT_EQ(report->op, "gemv");
+  EXPECT_EQ(report->sizes, (std::map<std::string, int64_t>{{"k", 100}, {"m", 64}}));
+  EXPECT_EQ(report->output.param, "y");
+  EXPECT_EQ(report->output.compare.count, 64u);
+  // The operands are the data past each buffer's 256-byte guard zone.
+  ASSERT_FALSE(executor.calls.empty());
+  const exec::LibraryCall &call = executor.calls.front();
+  EXPECT_EQ(call.op, exec::LibraryOp::Gemv);
+  EXPECT_EQ(call.m, 64);
+  EXPECT_EQ(call.k, 100);
+  EXPECT_EQ(call.a.byteOffset, 256u);
+  EXPECT_EQ(call.c.byteOffset, 256u);
+  // 3 rounds of 4 repetitions, one warm-up each, the L2 flushed.
+  ASSERT_EQ(executor.timingCalls.size(), 3u);
+  EXPECT_EQ(executor.timingCalls[0].warmupLaunches, 1u);
+  EXPECT_EQ(executor.timingCalls[0].repetitions, 4u);
+  EXPECT_TRUE(executor.timingCalls[0].flushL2);
+  ASSERT_TRUE(report->timing.has_value());
+  EXPECT_EQ(report->timing->samples, 12u);
+  EXPECT_DOUBLE_EQ(report->timing->median, 0.25);
+  ASSERT_TRUE(report->gflops.has_value());
+  EXPECT_NEAR(*report->gflops, 2.0 * 64 * 100 / 0.25e6, 1e-9);
+  nlohmann::json json = verify::toJson(*report);
+  EXPECT_EQ(json["passed"], true);
+  EXPECT_EQ(json["timing"]["samples"], 12);
+  EXPECT_EQ(json["sizes"]["m"], 64);
+}
+
+TEST(VendorBaseline, ALayoutMistakeIsCaughtBeforeTiming) {
+  tasks::TaskSpec task = builtinTask("L3/gemv");
+  LibraryHostExecutor executor(hostGemv, LibraryHostExecutor::Mistake::ColumnMajorA);
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 3);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->passed);
+  EXPECT_FALSE(report->timing.has_value());
+  EXPECT_TRUE(executor.timingCalls.empty());
+  EXPECT_NE(report->summary.find("'y' differs from the reference"), std::string::npos) << report->summary;
+  EXPECT_NE(report->summary.find("not timed"), std::string::npos) << report->summary;
+  EXPECT_EQ(verify::toJson(*report)["timing"], nullptr);
+}
+
+TEST(VendorBaseline, AWritePastTheOutputIsCaught) {
+  tasks::TaskSpec task = builtinTask("L3/gemv");
+  LibraryHostExecutor executor(hostGemv, LibraryHostExecutor::Mistake::WritesPastTheEnd);
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 4); // M=7, K=33
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->passed);
+  EXPECT_TRUE(report->output.compare.passed); // the values are right; the guard zone is not
+  EXPECT_EQ(report->output.guardBytesAfter, 4u);
+  EXPECT_NE(report->summary.find("wrote outside its buffers"), std::string::npos) << report->summary;
+}
+
+TEST(VendorBaseline, BatchedGemmPassesItsSizesAndStrides) {
+  tasks::TaskSpec task = builtinTask("L3/batched_gemm");
+  LibraryHostExecutor executor(hostBatchedGemm);
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 4);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->passed) << report->summary;
+  const exec::LibraryCall &call = executor.calls.front();
+  EXPECT_EQ(call.op, exec::LibraryOp::GemmBatched);
+  EXPECT_EQ(call.batch, 2);
+  EXPECT_EQ(call.m, 33);
+  EXPECT_EQ(call.n, 17);
+  EXPECT_EQ(call.k, 9);
+}
+
+TEST(VendorBaseline, WithoutALibraryTheExecutorSaysSoBeforeTheReferenceRuns) {
+  tasks::TaskSpec task = builtinTask("L3/gemv");
+  HostExecutor executor(hostGemv, nullptr);
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 3);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(exec::execErrorKindOf(report.error()), exec::ExecErrorKind::Unavailable);
+  EXPECT_NE(report.error().message.find("not available on this executor (host)"), std::string::npos)
+      << report.error().message;
+  EXPECT_TRUE(executor.launches_.empty()); // the reference never ran
+}
+
+TEST(VendorBaseline, ATaskWithoutVendorIsAnError) {
+  tasks::TaskSpec task = builtinTask("L1/saxpy");
+  LibraryHostExecutor executor(saxpy());
+  Result<verify::VendorReport> report = verify::vendorBaseline(task, executor, vendorOptions(), 0);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("task 'saxpy' has no [vendor] operation"), std::string::npos);
 }

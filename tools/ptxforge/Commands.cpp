@@ -401,6 +401,50 @@ int runCrossCheck(const Options &options) {
   return allPassed ? kExitOk : kExitErrors;
 }
 
+/// The vendor columns of one `baseline` row, and its "vendor" JSON.
+struct VendorColumns {
+  std::string timing = "\u2014", gflops = "\u2014", ratio = "\u2014";
+  nlohmann::json json = nullptr;
+};
+
+/// For a task with [vendor]: the library on the shape the reference was timed
+/// on, checked against the reference, then timed. A library result outside the
+/// tolerance clears `allCorrect` (the task's [vendor] is wrong); a library the
+/// executor lacks is reported and leaves it.
+VendorColumns vendorColumns(const tasks::TaskSpec &task, const verify::CheckResult &result, exec::Executor &executor,
+                            const verify::CheckOptions &checkOptions, bool &allCorrect) {
+  VendorColumns columns;
+  if (!task.vendor) return columns;
+  if (result.benchmarks.empty()) {
+    columns.timing = "not run";
+    columns.json = {{"error", "not run: the reference's own check was not timed (" + result.summary + ")"}};
+    return columns;
+  }
+  const verify::BenchmarkReport &reference = result.benchmarks.front();
+  Result<verify::VendorReport> vendor = verify::vendorBaseline(task, executor, checkOptions, reference.shapeIndex);
+  if (!vendor) {
+    std::cerr << "baseline " << task.name << ": vendor: " << vendor.error().message << '\n';
+    columns.timing = exec::execErrorKindOf(vendor.error()) == exec::ExecErrorKind::Unavailable ? "unavailable" : "error";
+    columns.json = {{"error", vendor.error().message}};
+    return columns;
+  }
+  std::cerr << "baseline " << task.name << ": vendor: " << vendor->summary << '\n';
+  columns.json = verify::toJson(*vendor);
+  if (!vendor->passed || !vendor->timing) {
+    columns.timing = "WRONG";
+    allCorrect = false;
+    return columns;
+  }
+  const verify::TimingStats &timing = *vendor->timing;
+  columns.timing = fmt::format("{:.4f} [{:.4f}, {:.4f}]", timing.median, timing.p10, timing.p90);
+  if (vendor->gflops) columns.gflops = fmt::format("{:.0f}", *vendor->gflops);
+  const double ratio = timing.median / reference.baseline.median;
+  columns.ratio = fmt::format("{:.3f}", ratio);
+  columns.json["reference_median_ms"] = reference.baseline.median;
+  columns.json["nvcc_over_vendor_speed"] = ratio;
+  return columns;
+}
+
 int runBaseline(const Options &options) {
   std::optional<tasks::Suite> suite = loadSuite(options);
   if (!suite) return kExitUsage;
@@ -419,7 +463,8 @@ int runBaseline(const Options &options) {
   std::string table = fmt::format("Baselines on {} ({}), NVRTC references, seed {}\n\n", device.name, device.arch(),
                                   options.seed);
   table += "| task | level | timed shape | median ms [p10, p90] | self speedup | GB/s | GFLOP/s | DRAM peak | "
-           "registers | spill B (st/ld) | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+           "registers | spill B (st/ld) | verdict | vendor ms [p10, p90] | vendor GFLOP/s | nvcc/vendor speed |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   bool allCorrect = true;
   for (const tasks::TaskSpec *task : selected) {
     Result<tasks::CompiledReference> reference =
@@ -439,6 +484,8 @@ int runBaseline(const Options &options) {
     allCorrect = allCorrect && result.verdict == verify::Verdict::Correct;
     nlohmann::json json = verify::toJson(result);
     json["level"] = task->level;
+    VendorColumns vendor = vendorColumns(*task, result, **executor, checkOptions, allCorrect);
+    json["vendor"] = std::move(vendor.json);
     all.push_back(std::move(json));
     std::string timing = "-", speedup = "-", gbps = "-", gflops = "-", peak = "-", shape = "-";
     if (!result.benchmarks.empty()) {
@@ -456,8 +503,9 @@ int runBaseline(const Options &options) {
       registers = std::to_string(result.compile->resources.registers);
       spills = fmt::format("{}/{}", result.compile->resources.spillStoreBytes, result.compile->resources.spillLoadBytes);
     }
-    table += fmt::format("| {} | L{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", task->name, task->level, shape,
-                         timing, speedup, gbps, gflops, peak, registers, spills, verify::verdictName(result.verdict));
+    table += fmt::format("| {} | L{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", task->name,
+                         task->level, shape, timing, speedup, gbps, gflops, peak, registers, spills,
+                         verify::verdictName(result.verdict), vendor.timing, vendor.gflops, vendor.ratio);
     std::cerr << "baseline " << task->name << ": " << result.summary << '\n';
   }
   if (!options.outputJson.empty()) {
@@ -471,7 +519,10 @@ int runBaseline(const Options &options) {
   if (options.format == "json")
     std::cout << all.dump(2) << '\n';
   else
-    std::cout << table;
+    std::cout << table << "\nvendor: the task's [vendor] operation (cuBLAS) on the timed shape, checked against the "
+                          "reference first, then timed with the same protocol (not interleaved); nvcc/vendor speed = "
+                          "vendor median / reference median, below 1 where the nvcc reference is slower. "
+                          "\u2014: the task has no [vendor].\n";
   return allCorrect ? kExitOk : kExitErrors;
 }
 
@@ -602,7 +653,9 @@ void registerCommands(CLI::App &app, Options &options) {
   check->add_flag("--no-lint", options.noLint, "Go on past lint errors (to find lint false positives)");
   check->callback([&options] { options.exitCode = runCheck(options); });
 
-  CLI::App *baseline = app.add_subcommand("baseline", "Check every task's reference against itself on the GPU: the nvcc baseline table");
+  CLI::App *baseline = app.add_subcommand(
+      "baseline", "Check every task's reference against itself on the GPU: the nvcc baseline table, with cuBLAS "
+                  "beside the tasks that declare [vendor]");
   baseline->add_option("tasks", options.baselineTasks, "Task names (default: the whole suite)");
   baseline->add_option("--level", options.level, "Only tasks of this level")->check(CLI::Range(1, 3));
   baseline->add_option("--tasks-dir", options.tasksDirs, "Extra folder of tasks (repeatable)");
