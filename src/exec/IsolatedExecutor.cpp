@@ -79,7 +79,7 @@ Result<void> WorkerProcess::ensureStarted() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
   const std::string deviceArgument = "--device=" + std::to_string(options_.deviceOrdinal);
-  std::vector<std::string> arguments = {path, "--fd=3", deviceArgument};
+  std::vector<std::string> arguments = {path, "--fd=3", deviceArgument, "--backend=" + options_.backend};
   std::vector<char *> argv;
   for (std::string &argument : arguments)
     argv.push_back(argument.data());
@@ -163,7 +163,7 @@ Result<Response> WorkerProcess::call(const Request &request, uint32_t timeoutMs)
     stop();
     return response.error();
   }
-  if (response->status == ExecErrorKind::Crashed) {
+  if (response->status == ExecErrorKind::Crashed && options_.backend != "emu") {
     // A sticky error: the child's context is dead. It exits by itself after
     // answering; make sure of it and reap it.
     stop();
@@ -200,7 +200,7 @@ Result<void> IsolatedExecutor::startWorker() {
     return errorFromWorker(answer->status, answer->message);
   }
   properties_ = answer->properties;
-  properties_.backend = "isolated-gpu";
+  properties_.backend = "isolated-" + options_.backend;
   return {};
 }
 
@@ -322,6 +322,32 @@ Result<void> IsolatedExecutor::copyToHost(void *dst, BufferHandle src, uint64_t 
   if (bytes != 0)
     std::memcpy(dst, answer->data.data(), bytes);
   return {};
+}
+
+Result<void> IsolatedExecutor::setAccessibleRange(BufferHandle buffer, uint64_t offset, uint64_t bytes) {
+  Result<uint64_t> address = remote(buffers_, buffer.value, "buffer");
+  if (!address)
+    return address.error();
+  Request request;
+  request.op = Op::SetAccessibleRange;
+  request.handle = *address;
+  request.offset = offset;
+  request.bytes = bytes;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+std::vector<LaunchFinding> IsolatedExecutor::takeFindings() {
+  if (options_.backend != "emu" || !worker_.running())
+    return {}; // a dead worker's findings died with it (its error said what happened)
+  Request request;
+  request.op = Op::TakeFindings;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return {};
+  return std::move(answer->findings);
 }
 
 Result<void> IsolatedExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) {

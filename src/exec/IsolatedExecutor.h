@@ -26,6 +26,10 @@ struct IsolatedOptions {
   uint32_t defaultTimeoutMs = 10'000; ///< deadline of a call that names none
   uint32_t startTimeoutMs = 60'000;   ///< deadline of the first call (driver init)
   int deviceOrdinal = 0;
+  /// What the worker runs kernels on: "gpu" (the CUDA driver) or "emu" (the
+  /// CPU PTX emulator, isolated so that an emulator fault or a runaway kernel
+  /// costs a worker, never the caller).
+  std::string backend = "gpu";
 };
 
 /// Where the worker executable would be found for `options` ("" if nowhere).
@@ -71,6 +75,11 @@ public:
   static Result<std::unique_ptr<IsolatedExecutor>> create(const IsolatedOptions &options = {});
 
   const DeviceProperties &properties() const override { return properties_; }
+  ModuleFormat moduleFormat() const override {
+    return options_.backend == "emu" ? ModuleFormat::Ptx : ModuleFormat::Cubin;
+  }
+  Result<void> setAccessibleRange(BufferHandle buffer, uint64_t offset, uint64_t bytes) override;
+  std::vector<LaunchFinding> takeFindings() override;
   Result<BufferHandle> allocate(uint64_t bytes) override;
   /// Freeing a buffer lost with a dead worker succeeds and does nothing.
   Result<void> free(BufferHandle buffer) override;

@@ -29,6 +29,8 @@ const char *opName(Op op) {
   case Op::FlushL2: return "flush-l2";
   case Op::RunLibraryCall: return "run-library-call";
   case Op::TimeLibraryCall: return "time-library-call";
+  case Op::SetAccessibleRange: return "set-accessible-range";
+  case Op::TakeFindings: return "take-findings";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -175,7 +177,7 @@ LibraryCall getLibraryCall(Reader &reader) {
 }
 
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TimeLibraryCall)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TakeFindings)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 
@@ -276,6 +278,13 @@ std::vector<uint8_t> encode(const Response &response) {
   writer.put(properties.warpSize);
   writer.put(properties.driverVersion);
   writer.putString(properties.backend);
+  writer.put(static_cast<uint32_t>(response.findings.size()));
+  for (const LaunchFinding &finding : response.findings) {
+    writer.putString(finding.check);
+    writer.put(static_cast<uint8_t>(finding.fatal ? 1 : 0));
+    writer.putString(finding.message);
+    writer.put(finding.line);
+  }
   return writer.take();
 }
 
@@ -313,6 +322,15 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   properties.warpSize = reader.get<int>();
   properties.driverVersion = reader.get<int>();
   properties.backend = reader.getString();
+  const uint32_t findingCount = reader.getCount(8 + 1 + 8 + 4);
+  for (uint32_t index = 0; index < findingCount; ++index) {
+    LaunchFinding finding;
+    finding.check = reader.getString();
+    finding.fatal = reader.get<uint8_t>() != 0;
+    finding.message = reader.getString();
+    finding.line = reader.get<uint32_t>();
+    response.findings.push_back(std::move(finding));
+  }
   if (Result<void> ok = reader.finish("response"); !ok)
     return ok.error();
   return response;

@@ -39,6 +39,8 @@ enum class Op : uint8_t {
   FlushL2,
   RunLibraryCall,  ///< library -> (nothing): one vendor-library call, synchronous
   TimeLibraryCall, ///< library, timing -> timings
+  SetAccessibleRange, ///< handle, offset, bytes
+  TakeFindings,       ///< -> findings (the emulator's sanitizers)
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering
@@ -71,6 +73,7 @@ struct Response {
   std::vector<float> timings;
   KernelInfo kernel;
   DeviceProperties properties;
+  std::vector<LaunchFinding> findings;
   friend bool operator==(const Response &, const Response &) = default;
 };
 

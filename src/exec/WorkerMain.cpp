@@ -1,8 +1,10 @@
 // ptxforge_exec_worker: the child process of IsolatedExecutor. It owns one
-// GpuExecutor and serves Protocol.h requests on the socket passed as --fd=N,
-// one at a time, until the parent closes the socket. After a sticky driver
-// error it answers, then exits: its context is dead and the parent starts a
-// fresh worker. Not meant to be run by hand.
+// GpuExecutor (or, with --backend=emu, one emulator executor) and serves
+// Protocol.h requests on the socket passed as --fd=N, one at a time, until the
+// parent closes the socket. After a sticky driver error it answers, then
+// exits: its context is dead and the parent starts a fresh worker. Not meant
+// to be run by hand.
+#include "emu/EmuExecutor.h"
 #include "exec/GpuExecutor.h"
 #include "exec/Protocol.h"
 
@@ -35,7 +37,9 @@ void setError(Response &response, const Error &error) {
 
 class Worker {
 public:
-  Worker(int device, bool testMode) : device_(device), testMode_(testMode) {}
+  Worker(int device, bool emulator, bool testMode) : device_(device), emulator_(emulator), testMode_(testMode) {}
+  /// The emulator's errors are the kernel's, not a dead context's: no restart.
+  bool crashIsSticky() const { return !emulator_; }
 
   Response serve(const Request &request);
 
@@ -44,11 +48,14 @@ private:
   Result<Executor *> gpu();
 
   int device_;
+  bool emulator_;
   bool testMode_;
   std::unique_ptr<Executor> executor_;
 };
 
 Result<Executor *> Worker::gpu() {
+  if (!executor_ && emulator_)
+    executor_ = emu::createEmuExecutor();
   if (!executor_) {
     Result<std::unique_ptr<Executor>> created = createGpuExecutor(device_);
     if (!created)
@@ -143,6 +150,12 @@ Response Worker::serve(const Request &request) {
     if (auto timings = executor.timeLibraryCall(request.library, request.timing); check(timings))
       response.timings = std::move(*timings);
     break;
+  case Op::SetAccessibleRange:
+    check(executor.setAccessibleRange(BufferHandle{request.handle}, request.offset, request.bytes));
+    break;
+  case Op::TakeFindings:
+    response.findings = executor.takeFindings();
+    break;
   case Op::TestSleep:
   case Op::TestExit:
     break; // handled above
@@ -155,7 +168,10 @@ Response Worker::serve(const Request &request) {
 int main(int argc, char **argv) {
   int fd = -1;
   int device = 0;
+  bool emulator = false;
   for (int index = 1; index < argc; ++index) {
+    if (std::strcmp(argv[index], "--backend=emu") == 0)
+      emulator = true;
     if (std::strncmp(argv[index], "--fd=", 5) == 0)
       fd = std::atoi(argv[index] + 5);
     else if (std::strncmp(argv[index], "--device=", 9) == 0)
@@ -166,7 +182,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *testFlag = std::getenv("PTXFORGE_EXEC_WORKER_TEST");
-  Worker worker(device, testFlag && std::strcmp(testFlag, "1") == 0);
+  Worker worker(device, emulator, testFlag && std::strcmp(testFlag, "1") == 0);
 
   for (;;) {
     Result<std::vector<uint8_t>> payload = protocol::readFrame(fd, -1);
@@ -180,7 +196,7 @@ int main(int argc, char **argv) {
       response = worker.serve(*request);
     if (!protocol::writeFrame(fd, protocol::encode(response)))
       return 0;
-    if (response.status == ExecErrorKind::Crashed)
+    if (response.status == ExecErrorKind::Crashed && worker.crashIsSticky())
       return kExitAfterCrash; // the context is dead; a fresh process is the only cure
   }
 }

@@ -122,3 +122,87 @@ TEST(Watchdog, TestRequestsAreRefusedUnlessEnabled) {
   EXPECT_EQ(answer->status, ExecErrorKind::InvalidArgument);
   EXPECT_TRUE(worker.running()); // an ordinary error answer keeps the worker
 }
+
+// The emulator behind the worker: the same protocol, PTX modules, guard
+// ranges and sanitizer findings crossing the socket, and a worker that dies
+// costs the call, not the caller.
+TEST(IsolatedEmulator, RunsPtxAndReportsFindingsAcrossTheSocket) {
+  IsolatedOptions options = testWorkerOptions();
+  options.backend = "emu";
+  Result<std::unique_ptr<Executor>> created = createIsolatedExecutor(options);
+  ASSERT_TRUE(created) << created.error().message;
+  Executor &executor = **created;
+  EXPECT_EQ(executor.moduleFormat(), ModuleFormat::Ptx);
+  EXPECT_EQ(executor.properties().backend, "isolated-emu");
+  const std::string ptx = R"(.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)";
+  Result<ModuleHandle> module = executor.loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<KernelInfo> kernel = executor.getKernel(*module, "k");
+  ASSERT_TRUE(kernel) << kernel.error().message;
+  Result<DeviceBuffer> buffer = executor.allocateBuffer(64 * 4 + 512);
+  ASSERT_TRUE(buffer);
+  ASSERT_TRUE(executor.setAccessibleRange(buffer->handle(), 256, 32 * 4));
+  LaunchConfig config;
+  config.block = {32, 1, 1};
+  ASSERT_TRUE(executor.launch(kernel->handle, config, KernelArgs().buffer(buffer->handle(), 256).pack()));
+  Result<std::vector<uint32_t>> values = executor.download<uint32_t>(buffer->handle(), 64 + 128);
+  ASSERT_TRUE(values);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ((*values)[64 + i], i);
+
+  // 33 threads write one element past the accessible range: memcheck, located.
+  config.block = {33, 1, 1};
+  Result<void> ran = executor.launch(kernel->handle, config, KernelArgs().buffer(buffer->handle(), 256).pack());
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(execErrorKindOf(ran.error()), ExecErrorKind::Crashed);
+  std::vector<LaunchFinding> findings = executor.takeFindings();
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].check, "memcheck");
+  EXPECT_EQ(findings[0].line, 12u); // the st.global
+  // The emulator's errors are not sticky: the module is still loaded.
+  config.block = {32, 1, 1};
+  EXPECT_TRUE(executor.launch(kernel->handle, config, KernelArgs().buffer(buffer->handle(), 256).pack()));
+}
+
+TEST(IsolatedEmulator, AnEndlessKernelIsATimeoutAndTheWorkerSurvivesIt) {
+  IsolatedOptions options = testWorkerOptions();
+  options.backend = "emu";
+  Result<std::unique_ptr<Executor>> created = createIsolatedExecutor(options);
+  ASSERT_TRUE(created) << created.error().message;
+  Executor &executor = **created;
+  const std::string ptx = R"(.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry spin()
+{
+  .reg .b32 %r<2>;
+$L:
+  add.u32 %r1, %r1, 1;
+  bra.uni $L;
+}
+)";
+  Result<ModuleHandle> module = executor.loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<KernelInfo> kernel = executor.getKernel(*module, "spin");
+  ASSERT_TRUE(kernel);
+  LaunchConfig config;
+  config.block = {32, 1, 1};
+  config.timeoutMs = 300;
+  Result<void> ran = executor.launch(kernel->handle, config, KernelArgs().pack());
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(execErrorKindOf(ran.error()), ExecErrorKind::Timeout) << ran.error().message;
+  EXPECT_TRUE(executor.allocate(64)) << "the executor is usable after a timeout";
+}

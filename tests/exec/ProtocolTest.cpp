@@ -57,6 +57,8 @@ Response sampleResponse() {
   response.properties.l2CacheBytes = 60 << 20;
   response.properties.driverVersion = 13000;
   response.properties.backend = "gpu";
+  response.findings = {{"racecheck", true, "racecheck: shared-memory read-after-write hazard ...", 42},
+                       {"initcheck", false, "initcheck: a register that was never written ...", 7}};
   return response;
 }
 

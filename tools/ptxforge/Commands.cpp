@@ -278,12 +278,23 @@ int runCheck(const Options &options) {
     else
       noExecutor = created.error().message;
   }
-  // `auto`: the GPU when there is one, the CPU emulator otherwise.
+  // `auto`: the GPU when there is one, the CPU emulator otherwise. The
+  // emulator runs in a worker process too, so that nothing a candidate does
+  // (or an emulator bug it finds) can take ptxforge down; in-process if the
+  // worker cannot start.
   if (options.executor == "emu" || (options.executor == "auto" && !executor)) {
-    executor = emu::createEmuExecutor();
+    exec::IsolatedOptions isolated;
+    isolated.backend = "emu";
+    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor(isolated);
+    if (created) {
+      executor = std::move(*created);
+    } else {
+      fmt::print(stderr, "ptxforge: warning: the emulator runs in-process: {}\n", created.error().message);
+      executor = emu::createEmuExecutor();
+    }
     noExecutor.clear();
   }
-  bool emulated = executor && executor->properties().backend == "emu";
+  bool emulated = executor && executor->moduleFormat() == exec::ModuleFormat::Ptx;
   // The emulator checks the task's small shapes unless told otherwise.
   std::optional<std::vector<size_t>> shapes =
       selectShapes(*task, !options.shapes.empty() ? options.shapes : emulated ? "small" : "all");
