@@ -776,10 +776,16 @@ template <double (*Fn)(double)> void execApproxF64(Warp &w, const Inst &in, Lane
   lanes1(w, in, active, [](uint64_t a) { return widen(Fn(as<double>(a))); });
 }
 
-/// div.approx.f32 / div.full.f32.
+/// div.approx.f32 (which gives 0 for |b| > 2^126, as the hardware does).
 void execDivApprox(Warp &w, const Inst &in, LaneMask active) {
   const bool ftz = in.flags & kFtz;
   lanes2(w, in, active, [=](uint64_t a, uint64_t b) { return widen(divApprox(as<float>(a), as<float>(b), ftz)); });
+}
+
+/// div.full.f32: full range, within 2 ulp.
+void execDivFull(Warp &w, const Inst &in, LaneMask active) {
+  const bool ftz = in.flags & kFtz;
+  lanes2(w, in, active, [=](uint64_t a, uint64_t b) { return widen(divFull(as<float>(a), as<float>(b), ftz)); });
 }
 
 /// abs / neg on floats: a sign-bit operation (after .ftz on f32), except for
@@ -1603,7 +1609,8 @@ bool decodeDiv(DecodeContext &ctx) {
     if (!onlyModifiers(ctx, "f32 approx full rn rz rm rp ftz")) return true;
     int forms = (ctx.has("approx") ? 1 : 0) + (ctx.has("full") ? 1 : 0) + (isFloatRounding(out.rounding) ? 1 : 0);
     if (forms != 1) return ctx.invalid("div.f32 needs exactly one of .approx, .full or a rounding modifier");
-    if (ctx.has("approx") || ctx.has("full")) emit(ctx, &execDivApprox, {t, t});
+    if (ctx.has("approx")) emit(ctx, &execDivApprox, {t, t});
+    else if (ctx.has("full")) emit(ctx, &execDivFull, {t, t});
     else emit(ctx, floatBinary<float, FDiv>(out), {t, t});
     return true;
   }
