@@ -11,6 +11,7 @@
 #endif
 
 #include <climits>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -98,6 +99,10 @@ private:
   Result<void> checkRange(BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const;
   Result<void> launchAsync(KernelRecord &kernel, const LaunchConfig &config, const PackedArgs &args);
   Result<void> enqueueFlush();
+  /// Warm-up runs, then `options.repetitions` timed runs (each after an L2
+  /// flush when asked) between two events; `enqueue` issues the work once.
+  Result<std::vector<float>> timeRepeated(const TimingOptions &options, const std::function<Result<void>()> &enqueue,
+                                          const std::string &what);
   /// Checks the call's sizes and operand ranges against the live buffers and
   /// enqueues it on the executor's stream (the legacy default stream).
   Result<void> enqueueLibraryCall(const LibraryCall &call);
@@ -414,19 +419,14 @@ Result<void> GpuExecutor::flushL2() {
   return synchronize();
 }
 
-Result<std::vector<float>> GpuExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
-                                                   const PackedArgs &args, const TimingOptions &options) {
-  if (Result<void> ok = checkAlive(); !ok)
-    return ok.error();
-  auto found = kernels_.find(kernel.value);
-  if (found == kernels_.end())
-    return makeExecError(ExecErrorKind::InvalidArgument, "timeLaunch: unknown or stale kernel handle");
-  KernelRecord &record = found->second;
+Result<std::vector<float>> GpuExecutor::timeRepeated(const TimingOptions &options,
+                                                     const std::function<Result<void>()> &enqueue,
+                                                     const std::string &what) {
   for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup)
-    if (Result<void> ok = launchAsync(record, config, args); !ok)
+    if (Result<void> ok = enqueue(); !ok)
       return ok.error();
   if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
-    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after warm-up launches of '" + record.name + "'");
+    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after the warm-up runs of " + what);
 
   std::vector<float> milliseconds;
   milliseconds.reserve(options.repetitions);
@@ -437,18 +437,29 @@ Result<std::vector<float>> GpuExecutor::timeLaunch(KernelHandle kernel, const La
     CUresult result = driver_->eventRecord(startEvent_, nullptr);
     if (result != CUDA_SUCCESS)
       return fail(result, ExecErrorKind::Internal, "cuEventRecord");
-    if (Result<void> ok = launchAsync(record, config, args); !ok)
+    if (Result<void> ok = enqueue(); !ok)
       return ok.error();
     if ((result = driver_->eventRecord(stopEvent_, nullptr)) != CUDA_SUCCESS)
       return fail(result, ExecErrorKind::Internal, "cuEventRecord");
     if ((result = driver_->eventSynchronize(stopEvent_)) != CUDA_SUCCESS)
-      return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed launch of '" + record.name + "'");
+      return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed run of " + what);
     float elapsed = 0;
     if ((result = driver_->eventElapsedTime(&elapsed, startEvent_, stopEvent_)) != CUDA_SUCCESS)
       return fail(result, ExecErrorKind::Internal, "cuEventElapsedTime");
     milliseconds.push_back(elapsed);
   }
   return milliseconds;
+}
+
+Result<std::vector<float>> GpuExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
+                                                   const PackedArgs &args, const TimingOptions &options) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok.error();
+  auto found = kernels_.find(kernel.value);
+  if (found == kernels_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "timeLaunch: unknown or stale kernel handle");
+  KernelRecord &record = found->second;
+  return timeRepeated(options, [&] { return launchAsync(record, config, args); }, "'" + record.name + "'");
 }
 
 #if PTXFORGE_HAVE_CUBLAS
@@ -575,34 +586,7 @@ Result<void> GpuExecutor::runLibraryCall(const LibraryCall &call) {
 Result<std::vector<float>> GpuExecutor::timeLibraryCall(const LibraryCall &call, const TimingOptions &options) {
   if (Result<void> ok = checkAlive(); !ok)
     return ok.error();
-  const std::string name = libraryOpName(call.op);
-  for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup)
-    if (Result<void> ok = enqueueLibraryCall(call); !ok)
-      return ok.error();
-  if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
-    return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after warm-up calls of " + name);
-
-  std::vector<float> milliseconds;
-  milliseconds.reserve(options.repetitions);
-  for (uint32_t repetition = 0; repetition < options.repetitions; ++repetition) {
-    if (options.flushL2)
-      if (Result<void> ok = enqueueFlush(); !ok)
-        return ok.error();
-    CUresult result = driver_->eventRecord(startEvent_, nullptr);
-    if (result != CUDA_SUCCESS)
-      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
-    if (Result<void> ok = enqueueLibraryCall(call); !ok)
-      return ok.error();
-    if ((result = driver_->eventRecord(stopEvent_, nullptr)) != CUDA_SUCCESS)
-      return fail(result, ExecErrorKind::Internal, "cuEventRecord");
-    if ((result = driver_->eventSynchronize(stopEvent_)) != CUDA_SUCCESS)
-      return fail(result, ExecErrorKind::Internal, "cuEventSynchronize after a timed call of " + name);
-    float elapsed = 0;
-    if ((result = driver_->eventElapsedTime(&elapsed, startEvent_, stopEvent_)) != CUDA_SUCCESS)
-      return fail(result, ExecErrorKind::Internal, "cuEventElapsedTime");
-    milliseconds.push_back(elapsed);
-  }
-  return milliseconds;
+  return timeRepeated(options, [&] { return enqueueLibraryCall(call); }, libraryOpName(call.op));
 }
 
 } // namespace
