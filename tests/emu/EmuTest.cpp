@@ -276,6 +276,34 @@ TEST_F(EmuTest, ShuffleModesVoteAndActiveMask) {
   }
 }
 
+TEST_F(EmuTest, MatchReduxAndElect) {
+  // key = lane / 4: match.any gives each lane the mask of its group of 4;
+  // redux.sync adds the lanes and takes their min over the warp; elect picks lane 0.
+  std::string ptx = kernel(R"(
+  shr.u32 %r6, %r3, 2;
+  match.any.sync.b32 %r7, %r6, -1;
+  redux.sync.add.u32 %r8, %r3, -1;
+  add.u32 %r12, %r3, 5;
+  redux.sync.min.u32 %r9, %r12, -1;
+  elect.sync %r10|%p1, -1;
+  selp.u32 %r11, 1000000, 0, %p1;
+  mul.lo.u32 %r8, %r8, 1000;
+  add.u32 %r9, %r9, %r8;
+  add.u32 %r9, %r9, %r11;
+  shl.b32 %r13, %r6, 2;
+  shl.b32 %r13, 15, %r13;
+  setp.eq.u32 %p2, %r7, %r13;
+  selp.u32 %r14, 100000000, 0, %p2;
+  add.u32 %r9, %r9, %r14;
+  st.global.u32 [%rd1], %r9;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  // 5 = min(lane + 5); 496 = 0 + ... + 31; 10^8 when the match mask was the lane's group of 4.
+  for (uint32_t l = 0; l < 32; ++l)
+    EXPECT_EQ(o.out[l], 5u + 496u * 1000u + (l == 0 ? 1000000u : 0u) + 100000000u) << l;
+}
+
 const char *kReverseBody = R"(
   mov.u32 %r20, buf;
   shl.b32 %r6, %r3, 2;
