@@ -134,7 +134,7 @@ bool writeInitializer(const ptx::VariableDecl &decl, uint8_t *out, uint64_t capa
   for (char c : decl.initializer) {
     if (c == '{' || c == '}' || c == ',' || c == ' ') {
       if (!flush()) return false;
-    } else if (std::isalpha(static_cast<unsigned char>(c)) && token.empty() && c != 'U') {
+    } else if ((std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%') && token.empty()) {
       error = fmt::format("initializer of '{}' takes the address of a symbol, which the emulator does not support",
                           decl.name);
       return false;
@@ -143,6 +143,27 @@ bool writeInitializer(const ptx::VariableDecl &decl, uint8_t *out, uint64_t capa
     }
   }
   return flush();
+}
+
+/// The instruction as one line of single-spaced text, for reports.
+std::string instructionText(const ptx::Instruction &instruction) {
+  std::string text = ptx::printInstruction(instruction);
+  std::replace(text.begin(), text.end(), '\t', ' ');
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  text.erase(std::unique(text.begin(), text.end(), [](char a, char b) { return a == ' ' && b == ' '; }), text.end());
+  size_t start = text.find_first_not_of(' ');
+  size_t end = text.find_last_not_of(' ');
+  return start == std::string::npos ? std::string() : text.substr(start, end - start + 1);
+}
+
+/// An undeclared %name that is a special register the emulator lacks
+/// (%cluster_ctarank, %envreg3, ...) rather than a typo.
+bool looksLikeSpecialRegister(const std::string &name) {
+  static const char *const kPrefixes[] = {"%cluster", "%nclusterid", "%is_explicit_cluster", "%reserved_smem",
+                                          "%envreg", "%pm",  "%aggr_smem", "%current_graph_exec"};
+  for (const char *prefix : kPrefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 struct Symbol {
@@ -299,6 +320,8 @@ bool Context::resolveOperand(const ptx::Operand &operand, DType type, bool desti
         return fail(fmt::format("register '{}' (a vector register component or an unknown special register) is "
                                 "not supported by the emulator",
                                 operand.name));
+      if (looksLikeSpecialRegister(operand.name))
+        return fail(fmt::format("unsupported: special register {} is not emulated", operand.name));
       return fail(fmt::format("'{}' is not declared", operand.name));
     }
     if (symbol->kind == Symbol::Kind::Register) {
@@ -730,17 +753,12 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
   if (!ctx.error.empty()) return errorAt(inst.line, ctx.error);
   if (!handled)
     return errorAt(inst.line, fmt::format("unsupported: the emulator does not implement '{}'",
-                                          ptx::printInstruction(instruction)));
+                                          instructionText(instruction)));
   if (inst.op == Op::Exec || inst.op == Op::WarpSync) {
     if (!inst.exec) return errorAt(inst.line, fmt::format("internal: no executor for '{}'", instruction.opcode));
   }
   program_.code.push_back(inst);
-  std::string text = ptx::printInstruction(instruction);
-  std::replace(text.begin(), text.end(), '\t', ' ');
-  text.erase(std::unique(text.begin(), text.end(), [](char a, char b) { return a == ' ' && b == ' '; }), text.end());
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  size_t start = text.find_first_not_of(" \t");
-  program_.text.push_back(start == std::string::npos ? text : text.substr(start));
+  program_.text.push_back(instructionText(instruction));
   return {};
 }
 

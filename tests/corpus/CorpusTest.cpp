@@ -4,6 +4,7 @@
 //
 // The file list comes from the manifest that tests/corpus/CMakeLists.txt
 // writes (PTXFORGE_CORPUS_MANIFEST); one test instance per PTX file.
+#include "emu/EmuExecutor.h"
 #include "ptx/Ast.h"
 #include "ptx/Diagnostic.h"
 #include "ptx/Lint.h"
@@ -291,6 +292,22 @@ TEST_P(CorpusFrontEnd, LintHasNoErrors) {
         report += entry.path + ":" + std::to_string(d.line) + ": [" + d.code + "] | " + lineOf(source, d.line) + "\n";
     ADD_FAILURE() << "lint errors in " << entry.path << ":\n" << report;
   }
+}
+
+// The emulator on real nvcc output: every module loads, or is refused as
+// `unsupported: ...` (textures, wmma, mbarrier, printf, function-pointer
+// tables...). Anything else (an "invalid" module, an internal error) is a
+// decoder bug.
+TEST_P(CorpusFrontEnd, EmulatorLoadsOrNamesWhatItLacks) {
+  const CorpusEntry &entry = GetParam();
+  std::string source = readFile(entry.path);
+  ASSERT_FALSE(source.empty()) << entry.path << " is missing or empty (build the corpus_ptx target)";
+  std::unique_ptr<exec::Executor> executor = emu::createEmuExecutor();
+  Result<exec::ModuleHandle> module =
+      executor->loadModule(std::vector<uint8_t>(source.begin(), source.end()), exec::ModuleFormat::Ptx);
+  if (!module)
+    EXPECT_NE(module.error().message.find("unsupported: "), std::string::npos) << entry.path << ": "
+                                                                              << module.error().message;
 }
 
 TEST_P(CorpusPtxas, OriginalAssembles) {
