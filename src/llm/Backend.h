@@ -1,0 +1,64 @@
+// Backend: the one interface every model backend implements (openai,
+// anthropic, exec, replay, batch, and the recording wrapper). Create one with
+// openBackend()/createBackend() in BackendSpec.h.
+//
+// Thread safety: every backend is safe to call from several threads at once
+// (the solve loop runs requests concurrently). complete() blocks the calling
+// thread; callbacks in CallContext run on that thread.
+#pragma once
+
+#include "llm/Request.h"
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+namespace ptxforge::llm {
+
+/// Told to CallContext::onRetry before a retry's back-off wait.
+struct RetryNotice {
+  int attempt = 0;                 ///< the attempt that failed (1-based)
+  std::chrono::milliseconds delay; ///< the wait before the next attempt
+  std::string reason;              ///< the failed attempt's error message (keys redacted)
+};
+
+/// Per-call hooks. All optional.
+struct CallContext {
+  /// Text as it arrives: each delta of a streamed answer; one call with the
+  /// whole text for answers that are not streamed. On a retry the text starts
+  /// over (onRetry is called first).
+  std::function<void(std::string_view delta)> onText;
+  /// Called before each retry (429, 5xx, broken connection, stalled stream).
+  std::function<void(const RetryNotice &)> onRetry;
+  /// Cancels the call: a running transfer or child process is stopped, a
+  /// back-off wait ends early, and complete() returns an Io error "... cancelled".
+  std::stop_token stop;
+};
+
+/// A model behind some protocol. See the file comment for thread safety.
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// Validates `request` (validateRequest), asks the model, and fills in the
+  /// completion's requestHash and backend. Expected failures (network, HTTP
+  /// errors, malformed answers, a missing replay record) are Errors whose
+  /// message starts with the backend's kind, e.g.
+  /// "openai: HTTP 429 from http://host/v1/chat/completions: Rate limit reached".
+  /// API keys never appear in messages.
+  Result<Completion> complete(const Request &request, const CallContext &context = {});
+
+  /// The backend's kind: "openai", "anthropic", "exec", "replay", "batch".
+  virtual std::string kind() const = 0;
+  /// One line for people: kind, model and endpoint/file (never a key).
+  virtual std::string describe() const = 0;
+
+protected:
+  /// The backend's work; `request` is valid and `hash` is requestHash(request).
+  virtual Result<Completion> completeValid(const Request &request, const std::string &hash,
+                                           const CallContext &context) = 0;
+};
+
+} // namespace ptxforge::llm

@@ -1,0 +1,137 @@
+// ReplayBackend and RecordingBackend: JSONL records keyed by request hash.
+#include "llm/ReplayBackend.h"
+
+#include "llm/RequestHash.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace ptxforge::llm {
+
+Result<std::vector<std::pair<size_t, nlohmann::json>>> readJsonLines(const std::string &path, std::string_view what) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream)
+    return makeError(ErrorKind::Io, std::string(what) + ": cannot read " + path + ": " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << stream.rdbuf();
+  std::string text = buffer.str();
+
+  std::vector<std::pair<size_t, nlohmann::json>> lines;
+  size_t lineNumber = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    bool terminated = end != std::string::npos;
+    if (!terminated)
+      end = text.size();
+    ++lineNumber;
+    std::string_view line(text.data() + begin, end - begin);
+    begin = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      continue;
+    nlohmann::json json = nlohmann::json::parse(line, nullptr, false);
+    if (!json.is_object()) {
+      if (!terminated)
+        break; // interrupted mid-write: everything before it is intact
+      return makeError(ErrorKind::InvalidInput, std::string(what) + ": " + path + ":" + std::to_string(lineNumber) +
+                                                    ": not a JSON object");
+    }
+    lines.emplace_back(lineNumber, std::move(json));
+  }
+  return lines;
+}
+
+Result<void> appendLine(int fd, const std::string &path, std::string line, std::string_view what) {
+  line.push_back('\n');
+  size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return makeError(ErrorKind::Io, std::string(what) + ": cannot append to " + path + ": " + std::strerror(errno));
+    }
+    written += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Backend>> ReplayBackend::create(const std::string &path) {
+  auto lines = readJsonLines(path, "replay");
+  if (!lines)
+    return lines.error();
+  std::unique_ptr<ReplayBackend> backend(new ReplayBackend(path));
+  for (auto &[lineNumber, json] : *lines) {
+    auto where = [&, lineNumber = lineNumber] { return "replay: " + path + ":" + std::to_string(lineNumber) + ": "; };
+    auto hash = json.find("request_hash");
+    if (hash == json.end() || !hash->is_string() || hash->get<std::string>().empty())
+      return makeError(ErrorKind::InvalidInput, where() + "missing string \"request_hash\"");
+    auto completionJson = json.find("completion");
+    if (completionJson == json.end())
+      return makeError(ErrorKind::InvalidInput, where() + "missing \"completion\"");
+    Result<Completion> completion = completionFromJson(*completionJson);
+    if (!completion)
+      return makeError(ErrorKind::InvalidInput, where() + completion.error().message);
+    completion->requestHash = hash->get<std::string>();
+    backend->records_[completion->requestHash].completions.push_back(std::move(*completion));
+    ++backend->lineCount_;
+  }
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+std::string ReplayBackend::describe() const {
+  return "replay:" + path_ + " (" + std::to_string(lineCount_) + " recorded completions)";
+}
+
+Result<Completion> ReplayBackend::completeValid(const Request &, const std::string &hash, const CallContext &context) {
+  Completion completion;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = records_.find(hash);
+    if (found == records_.end())
+      return makeError(ErrorKind::InvalidInput,
+                       "replay: no recorded completion for request " + hash + " in " + path_ + " (" +
+                           std::to_string(records_.size()) +
+                           " requests recorded; the request hash covers model, messages/prompt, temperature, "
+                           "top_p, max_tokens, seed and stop)");
+    Recorded &recorded = found->second;
+    completion = recorded.completions[std::min(recorded.next, recorded.completions.size() - 1)];
+    if (recorded.next < recorded.completions.size())
+      ++recorded.next;
+  }
+  completion.backend = "replay";
+  if (context.onText && !completion.text.empty())
+    context.onText(completion.text);
+  return completion;
+}
+
+Result<std::unique_ptr<Backend>> RecordingBackend::create(std::unique_ptr<Backend> inner, const std::string &path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return makeError(ErrorKind::Io, "record: cannot open " + path + " for appending: " + std::strerror(errno));
+  return std::unique_ptr<Backend>(new RecordingBackend(std::move(inner), path, fd));
+}
+
+RecordingBackend::~RecordingBackend() { ::close(fd_); }
+
+Result<Completion> RecordingBackend::completeValid(const Request &request, const std::string &hash,
+                                                   const CallContext &context) {
+  Result<Completion> completion = inner_->complete(request, context);
+  if (!completion || completion->pending())
+    return completion;
+  nlohmann::json line = {{"request_hash", hash},
+                         {"request", canonicalRequestJson(request)},
+                         {"completion", completionToJson(*completion)}};
+  std::string text = dumpJson(line);
+  std::lock_guard lock(mutex_);
+  if (auto appended = appendLine(fd_, path_, std::move(text), "record"); !appended)
+    return appended.error();
+  return completion;
+}
+
+} // namespace ptxforge::llm
