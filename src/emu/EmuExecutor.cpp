@@ -227,9 +227,11 @@ public:
       findings_.push_back({f.check, f.fatal, f.message, f.line});
       if (f.fatal && !fatal) fatal = &f;
     }
-    if (fatal)
-      return makeExecError(fatal->check == "timeout" ? ExecErrorKind::Timeout : ExecErrorKind::Crashed,
-                           fatal->message);
+    if (fatal) {
+      if (fatal->check == "timeout") // the kind's name already says it
+        return makeExecError(ExecErrorKind::Timeout, fatal->message.substr(fatal->message.rfind("timeout: ", 0) == 0 ? 9 : 0));
+      return makeExecError(ExecErrorKind::Crashed, fatal->message);
+    }
     return {};
   }
 
