@@ -34,7 +34,7 @@ struct HostThread {
 
 class WarpRunner {
 public:
-  WarpRunner(Warp &warp, HostThread &host) : w_(warp), host_(host), p_(*warp.program), code_(p_.code.data()) {}
+  explicit WarpRunner(Warp &warp) : w_(warp), p_(*warp.program), code_(p_.code.data()) {}
   ~WarpRunner() { flushCounters(); }
 
   /// Runs until every live lane is blocked at a CTA barrier or has exited.
@@ -64,7 +64,6 @@ private:
   void refreshClocks();
 
   Warp &w_;
-  HostThread &host_;
   const Program &p_;
   const Inst *code_;
   LaneMask cur_ = 0;
@@ -487,7 +486,7 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   for (;;) {
     for (Warp &w : host.warps) {
       if (w.live & ~w.blocked) {
-        WarpRunner runner(w, host);
+        WarpRunner runner(w);
         runner.run();
       }
       if (launch.aborted.load(std::memory_order_relaxed)) return;
