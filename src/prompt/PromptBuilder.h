@@ -1,0 +1,91 @@
+// Prompt strategies: turns a task (and, for feedback rounds, a previous
+// attempt with its check result) into a chat request, through the template
+// files of Template.h. See docs/prompts.md.
+#pragma once
+
+#include "llm/Request.h"
+#include "prompt/Template.h"
+#include "support/Result.h"
+#include "tasks/TaskSpec.h"
+#include "verify/Check.h"
+
+#include <optional>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::prompt {
+
+/// What a prompt contains. Combinable; zero-shot (the task itself) is always
+/// part of the prompt, the others add sections in this enum's order.
+enum class Strategy { ZeroShot, Spec, FewShot, Repair, Optimize };
+
+/// "zero-shot", "spec", "few-shot", "repair", "optimize".
+const char *strategyName(Strategy strategy);
+std::optional<Strategy> parseStrategy(std::string_view name);
+/// "zero-shot,spec" → {ZeroShot, Spec}; InvalidInput names an unknown word and lists the valid ones.
+Result<std::vector<Strategy>> parseStrategies(std::string_view commaSeparated);
+
+/// A previous candidate and what the gate said of it.
+struct Attempt {
+  std::string ptx;
+  verify::CheckResult result;
+};
+
+/// Everything a prompt can draw on.
+struct PromptInput {
+  PromptInput(const tasks::TaskSpec &task, std::string arch = "sm_90", std::string referencePtx = {})
+      : task(task), arch(std::move(arch)), referencePtx(std::move(referencePtx)) {}
+
+  const tasks::TaskSpec &task;
+  std::string arch;
+  /// nvcc's PTX of the task's reference (tasks::compileReference). Needed by
+  /// few-shot; spec derives its instruction list from it (a base list without it).
+  std::string referencePtx;
+  /// The attempt repair or optimize works on.
+  std::optional<Attempt> previous;
+  /// What optimize aims for ("fewer registers", "more bandwidth", ...); empty: a default.
+  std::string objective;
+  /// A stated tendency for this candidate ("low register pressure", ...); empty: none.
+  std::string tendency;
+  /// PTX ISA version to ask for ("8.0"); empty: the reference's `.version`, else the arch's minimum.
+  std::string ptxVersion;
+};
+
+/// The task's kernel as a PTX `.entry` header: one `.param` per task
+/// parameter in order (pointers `.u64`), each with a comment naming it.
+std::string ptxSignature(const tasks::TaskSpec &task);
+
+/// One instruction of the spec cheat sheet.
+struct CheatSheetEntry {
+  std::string name;               ///< table name: "ld", "fma", "cp.async"
+  std::string summary;            ///< what it does and its operand order
+  std::vector<std::string> forms; ///< spellings seen in the reference: "ld.global.nc.f32"
+  std::vector<std::string> types; ///< the type modifiers the instruction table accepts
+  std::string gate;               ///< "sm_80, PTX 7.0" when gated; empty otherwise
+};
+
+/// The instructions of `referencePtx` (or a base list when it is empty),
+/// described from the ptx instruction table, in first-use order.
+std::vector<CheatSheetEntry> cheatSheet(std::string_view referencePtx);
+std::string formatCheatSheet(const std::vector<CheatSheetEntry> &entries);
+
+/// The feedback of a check, as the repair prompt shows it: the summary, every
+/// diagnostic with its code, line, source line and hint, the compiler's
+/// errors, the first mismatching element, the executor's error.
+std::string formatFeedback(const verify::CheckResult &result, std::string_view ptx);
+/// Resources and timings of a correct check, as the optimize prompt shows them.
+std::string formatResources(const verify::CheckResult &result);
+std::string formatTimings(const verify::CheckResult &result);
+
+/// Builds the chat request: a system message (template "system") and one user
+/// message made of zero-shot, then each requested strategy's section, then
+/// "output". InvalidInput when a strategy lacks its input (few-shot without
+/// referencePtx, repair/optimize without `previous`, optimize on an attempt
+/// that is not correct, repair together with optimize) or a template names an
+/// unknown placeholder.
+Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Strategy> &strategies,
+                                 const TemplateSet &templates);
+
+} // namespace ptxforge::prompt

@@ -1,0 +1,254 @@
+// Each strategy's prompt for the saxpy and sgemm tasks contains what it must.
+#include "prompt/PromptBuilder.h"
+#include "tasks/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace ptxforge;
+using namespace ptxforge::prompt;
+
+namespace {
+
+tasks::TaskSpec loadBuiltin(const std::string &relative) {
+  auto task = tasks::loadTask(tasks::builtinTasksDir() / relative);
+  EXPECT_TRUE(task.ok()) << task.error().message;
+  return task.ok() ? task.value() : tasks::TaskSpec{};
+}
+
+const TemplateSet &templates() {
+  static TemplateSet set = [] {
+    auto loaded = loadTemplates(defaultPromptsDir());
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return loaded.ok() ? loaded.value() : TemplateSet{};
+  }();
+  return set;
+}
+
+std::string userText(const Result<llm::Request> &request) {
+  EXPECT_TRUE(request.ok()) << (request.ok() ? "" : request.error().message);
+  if (!request.ok()) return "";
+  EXPECT_EQ(request->messages.size(), 2u);
+  EXPECT_EQ(request->messages[0].role, llm::Role::System);
+  EXPECT_EQ(request->messages[1].role, llm::Role::User);
+  EXPECT_TRUE(llm::validateRequest(*request).ok());
+  return request->messages[1].content;
+}
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" << (haystack)
+
+const char *kSaxpyPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry saxpy(.param .u64 saxpy_param_0, .param .u64 saxpy_param_1, .param .f32 saxpy_param_2, .param .u32 saxpy_param_3)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [saxpy_param_0];
+  ld.param.u32 %r2, [saxpy_param_3];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r1, %r3, %r4, %r5;
+  setp.ge.s32 %p1, %r1, %r2;
+  @%p1 bra $L__BB0_2;
+  cvta.to.global.u64 %rd3, %rd1;
+  mul.wide.s32 %rd4, %r1, 4;
+  add.s64 %rd5, %rd3, %rd4;
+  ld.global.f32 %f1, [%rd5];
+  fma.rn.f32 %f3, %f2, %f1, %f3;
+  st.global.f32 [%rd5], %f3;
+$L__BB0_2:
+  ret;
+}
+)";
+
+} // namespace
+
+TEST(Prompt, ParseStrategies) {
+  auto list = parseStrategies("zero-shot, spec,few-shot");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 3u);
+  auto bad = parseStrategies("zero-shot,fewshot");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'fewshot'"), std::string::npos);
+}
+
+TEST(Prompt, ZeroShotSaxpy) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  std::string user = userText(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::ZeroShot}, templates()));
+  EXPECT_CONTAINS(user, ".visible .entry saxpy(");
+  EXPECT_CONTAINS(user, ".param .u64 saxpy_param_0,  // x: f32* input");
+  EXPECT_CONTAINS(user, ".param .f32 saxpy_param_2,  // a: f32 scalar");
+  EXPECT_CONTAINS(user, ".param .u32 saxpy_param_3   // n: i32 scalar");
+  EXPECT_CONTAINS(user, "value 2.5");
+  EXPECT_CONTAINS(user, task.description);
+  EXPECT_CONTAINS(user, "{n=33}");
+  EXPECT_CONTAINS(user, "// @ptxforge block=(256,1,1) grid=(ceildiv(n, 256),1,1) smem=0");
+  EXPECT_CONTAINS(user, "`// @ptxforge block=(X,Y,Z) grid=(X,Y,Z) smem=BYTES`");
+  EXPECT_CONTAINS(user, "sm_90");
+  EXPECT_CONTAINS(user, "exactly one ```ptx fenced block");
+  EXPECT_EQ(user.find("{{"), std::string::npos);
+}
+
+TEST(Prompt, ZeroShotSgemmHasEveryParameterAndSymbol) {
+  tasks::TaskSpec task = loadBuiltin("L3/sgemm");
+  PromptInput input{task, "sm_90"};
+  input.tendency = "low register pressure";
+  std::string user = userText(buildPrompt(input, {Strategy::ZeroShot}, templates()));
+  for (const char *needle : {"sgemm_param_0,  // A: f32* input", "sgemm_param_2,  // C: f32* output",
+                             "sgemm_param_5   // K: i32 scalar", "Size symbols: M, N, K", "Aim for: low register pressure."})
+    EXPECT_CONTAINS(user, needle);
+}
+
+TEST(Prompt, SpecListsTheReferenceOpcodes) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  PromptInput input{task, "sm_90", kSaxpyPtx};
+  std::string user = userText(buildPrompt(input, {Strategy::Spec}, templates()));
+  EXPECT_CONTAINS(user, "cvta.to.global.u64");
+  EXPECT_CONTAINS(user, ".reg .pred %p<4>;");
+  EXPECT_CONTAINS(user, "- `fma`: ");
+  EXPECT_CONTAINS(user, "as nvcc writes it: fma.rn.f32");
+  EXPECT_CONTAINS(user, "- `setp`: ");
+  EXPECT_CONTAINS(user, "- `mul`: ");
+  EXPECT_CONTAINS(user, "types: ");
+  EXPECT_EQ(user.find("- `shfl`"), std::string::npos); // not in the reference
+
+  std::vector<CheatSheetEntry> sheet = cheatSheet(kSaxpyPtx);
+  ASSERT_FALSE(sheet.empty());
+  EXPECT_EQ(sheet.front().name, "ld");
+  // Without a reference: a base list still teaches the essentials.
+  std::string base = formatCheatSheet(cheatSheet(""));
+  EXPECT_CONTAINS(base, "cvta.to.global.u64");
+}
+
+TEST(Prompt, FewShotNeedsReferenceAndShowsIt) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  auto missing = buildPrompt(PromptInput{task, "sm_90"}, {Strategy::FewShot}, templates());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("few-shot"), std::string::npos);
+  std::string user = userText(buildPrompt(PromptInput{task, "sm_90", kSaxpyPtx}, {Strategy::FewShot}, templates()));
+  EXPECT_CONTAINS(user, "fma.rn.f32 %f3, %f2, %f1, %f3;");
+  EXPECT_CONTAINS(user, "__global__");
+  EXPECT_CONTAINS(user, ".version 8.0");
+}
+
+TEST(Prompt, RepairShowsDiagnosticsMismatchAndFindings) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  Attempt attempt;
+  attempt.ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry saxpy()\n{\n  add.f32 %f9, %f1, %f2;\n  ret;\n}\n";
+  verify::CheckResult &result = attempt.result;
+  result.verdict = verify::Verdict::Wrong;
+  result.stage = "execute";
+  result.summary = "wrong: 3 of 33 elements of y differ";
+  result.diagnostics.push_back({"undeclared-register", ptx::Severity::Error, 6, 11, "register `%f9` is not declared",
+                                "declare it: .reg .f32 %f<10>;"});
+  result.diagnostics.push_back({"memcheck", ptx::Severity::Error, 6, 0, "out-of-bounds global write by thread 32 of block 0",
+                                ""});
+  verify::TrialReport trial;
+  trial.shape = {{"n", 33}};
+  trial.launch.block = {256, 1, 1};
+  verify::OutputReport output;
+  output.param = "y";
+  output.compare.passed = false;
+  output.compare.count = 33;
+  output.compare.mismatches = 3;
+  output.compare.firstMismatch = 30;
+  output.compare.firstGotText = "nan";
+  output.compare.firstWantText = "1.5";
+  output.compare.nanInGot = 3;
+  output.guardBytesAfter = 4;
+  trial.outputs.push_back(output);
+  result.trials.push_back(trial);
+  result.executorError = "";
+
+  PromptInput input{task, "sm_90"};
+  input.previous = attempt;
+  std::string user = userText(buildPrompt(input, {Strategy::ZeroShot, Strategy::Repair}, templates()));
+  EXPECT_CONTAINS(user, "Verdict: `wrong` at stage `execute`");
+  EXPECT_CONTAINS(user, "candidate.ptx:6:11: error[undeclared-register]: register `%f9` is not declared");
+  EXPECT_CONTAINS(user, "declare it: .reg .f32 %f<10>;");
+  EXPECT_CONTAINS(user, "error[memcheck]");
+  EXPECT_CONTAINS(user, "   6    add.f32 %f9, %f1, %f2;");
+  EXPECT_CONTAINS(user, "output `y`, shape {n=33}, trial 0");
+  EXPECT_CONTAINS(user, "never written");
+  EXPECT_CONTAINS(user, "4 bytes after the buffer changed");
+  EXPECT_CONTAINS(user, ".visible .entry saxpy("); // the task is still there
+
+  input.previous->result.verdict = verify::Verdict::CompileError;
+  input.previous->result.trials.clear();
+  input.previous->result.executorError = "ptxas fatal";
+  std::string compile = userText(buildPrompt(input, {Strategy::Repair}, templates()));
+  EXPECT_CONTAINS(compile, "Executor: ptxas fatal");
+}
+
+TEST(Prompt, OptimizeShowsResourcesAndTimings) {
+  tasks::TaskSpec task = loadBuiltin("L3/sgemm");
+  Attempt attempt;
+  attempt.ptx = ".version 8.0\n.target sm_90\n";
+  attempt.result.verdict = verify::Verdict::Correct;
+  attempt.result.stage = "done";
+  toolchain::CompileResult compile;
+  compile.ok = true;
+  compile.resources.known = true;
+  compile.resources.registers = 128;
+  compile.resources.spillStoreBytes = 16;
+  compile.resources.sharedBytes = 8192;
+  attempt.result.compile = compile;
+  verify::BenchmarkReport bench;
+  bench.shape = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  bench.candidate.median = 2.0;
+  bench.baseline.median = 1.5;
+  bench.speedup = 0.75;
+  bench.gflops = 68719.5;
+  bench.gbps = 100.0;
+  attempt.result.benchmarks.push_back(bench);
+
+  PromptInput input{task, "sm_90"};
+  input.previous = attempt;
+  input.objective = "fewer registers";
+  std::string user = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_CONTAINS(user, "registers per thread: 128");
+  EXPECT_CONTAINS(user, "spills: 16 bytes stored");
+  EXPECT_CONTAINS(user, "static shared memory: 8192 bytes");
+  EXPECT_CONTAINS(user, "yours 2.0000 ms");
+  EXPECT_CONTAINS(user, "nvcc baseline 1.5000 ms, speedup 0.75x");
+  EXPECT_CONTAINS(user, "68719.5 GFLOP/s");
+  EXPECT_CONTAINS(user, "100.0 GB/s");
+  EXPECT_CONTAINS(user, "Objective: fewer registers.");
+  EXPECT_CONTAINS(user, "Current speedup on the largest shape: 0.75x");
+
+  input.previous->result.verdict = verify::Verdict::Wrong;
+  auto refused = buildPrompt(input, {Strategy::Optimize}, templates());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("use repair"), std::string::npos);
+  EXPECT_FALSE(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::Repair}, templates()).ok());
+  EXPECT_FALSE(buildPrompt(input, {Strategy::Repair, Strategy::Optimize}, templates()).ok());
+}
+
+TEST(Prompt, EditedTemplateWithUnknownPlaceholderFails) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  TemplateSet set = templates();
+  set.templates["zero-shot"].text += "\n{{no_such_value}}\n";
+  auto got = buildPrompt(PromptInput{task, "sm_90"}, {Strategy::ZeroShot}, set);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().message.find("zero-shot.md:"), std::string::npos) << got.error().message;
+  EXPECT_NE(got.error().message.find("{{no_such_value}}"), std::string::npos);
+}
+
+// With nvcc's real PTX (NVRTC; label jit).
+TEST(PromptReference, SgemmSpecAndFewShotFromCompiledReference) {
+  tasks::TaskSpec task = loadBuiltin("L3/sgemm");
+  tasks::ReferenceOptions options;
+  options.cacheDir = std::filesystem::temp_directory_path() / "ptxforge-prompt-test-cache";
+  auto reference = tasks::compileReference(task, "sm_90", options);
+  ASSERT_TRUE(reference.ok()) << reference.error().message;
+  PromptInput input{task, "sm_90", reference->ptx};
+  std::string user = userText(buildPrompt(input, {Strategy::Spec, Strategy::FewShot}, templates()));
+  EXPECT_CONTAINS(user, reference->ptx.substr(reference->ptx.find(".visible .entry sgemm"), 40));
+  for (const char *needle : {"- `ld`: ", "- `fma`: ", "- `bar`: ", "- `cvta`: ", "- `setp`: "}) EXPECT_CONTAINS(user, needle);
+  EXPECT_CONTAINS(user, ".version " + std::string(reference->ptx.substr(reference->ptx.find(".version") + 9, 3)));
+}
