@@ -418,7 +418,6 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   host.local.resize(std::max(host.local.size(), size_t(warpCount) * kWarpSize * program.localBytes));
   host.warps.clear();
   host.warps.resize(warpCount);
-  cta.warps = &host.warps;
 
   uint32_t bx = launch.block.x, by = launch.block.y;
   uint32_t specialBase = program.constSlots;
@@ -477,7 +476,6 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
       special(Special::Clock)[l] = 0;
       special(Special::Clock64)[l] = 0;
       special(Special::GlobalTimer)[l] = 0;
-      w.tid[l][0] = t % bx, w.tid[l][1] = (t / bx) % by, w.tid[l][2] = t / (bx * by);
     }
     w.blocked = w.parked = 0;
     w.steps = 0;

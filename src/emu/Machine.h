@@ -95,7 +95,6 @@ struct Warp {
   uint64_t *regs = nullptr;    ///< slotCount * 32
   uint32_t *written = nullptr; ///< initcheck: lanes that wrote each slot
   uint8_t *local = nullptr;    ///< 32 * program->localBytes
-  uint32_t tid[kWarpSize][3];  ///< per-lane thread index, for reports
 
   // Scheduling (Interpreter.cpp).
   uint32_t pc[kWarpSize] = {};
@@ -135,7 +134,6 @@ struct Cta {
   std::vector<uint8_t> *shared = nullptr;       ///< static + dynamic shared bytes
   std::vector<SharedShadow> *shadow = nullptr;  ///< racecheck, one per shared byte
   uint32_t epoch = 0;                           ///< racecheck barrier interval (unique across CTAs of a thread)
-  std::vector<Warp> *warps = nullptr;
   struct Arrival {
     uint32_t id = 0, count = 0; ///< bar.arrive: threads that arrived without waiting
   };
