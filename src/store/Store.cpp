@@ -1,0 +1,732 @@
+// The run store on SQLite: one connection behind a mutex, every value bound as a
+// parameter, every write its own transaction. Store.h holds the schema and the
+// contract; this file is the only one that speaks SQL.
+#include "store/Store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+namespace ptxforge::store {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 10000;
+
+// Run in one transaction on every open of a database older than kSchemaVersion
+// (a fresh file is version 0). Every value column that may hold model output is
+// TEXT bound with sqlite3_bind_text, which stores bytes verbatim (SQLite does not
+// validate UTF-8), so invalid UTF-8 round-trips unchanged.
+constexpr const char *kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  id          INTEGER PRIMARY KEY,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL,
+  task        TEXT NOT NULL,
+  model       TEXT NOT NULL,
+  strategies  TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  parameters  TEXT NOT NULL,
+  provenance  TEXT NOT NULL,
+  summary     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prompts (
+  id                  INTEGER PRIMARY KEY,
+  run_id              INTEGER NOT NULL REFERENCES runs(id),
+  round               INTEGER NOT NULL,
+  slot                INTEGER NOT NULL,
+  kind                TEXT NOT NULL,
+  strategies          TEXT NOT NULL,
+  tendency            TEXT NOT NULL,
+  temperature         REAL,
+  parent_candidate_id INTEGER REFERENCES candidates(id),
+  request_hash        TEXT NOT NULL,
+  request             TEXT NOT NULL,
+  UNIQUE(run_id, round, slot, kind)
+);
+CREATE TABLE IF NOT EXISTS completions (
+  id          INTEGER PRIMARY KEY,
+  prompt_id   INTEGER NOT NULL UNIQUE REFERENCES prompts(id),
+  status      TEXT NOT NULL,
+  text        TEXT NOT NULL,
+  error       TEXT NOT NULL,
+  meta        TEXT NOT NULL,
+  created_at  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS candidates (
+  id            INTEGER PRIMARY KEY,
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  prompt_id     INTEGER NOT NULL UNIQUE REFERENCES prompts(id),
+  round         INTEGER NOT NULL,
+  slot          INTEGER NOT NULL,
+  ptx           TEXT NOT NULL,
+  ptx_hash      TEXT NOT NULL,
+  sass_hash     TEXT NOT NULL,
+  duplicate_of  INTEGER REFERENCES candidates(id),
+  extract_error TEXT NOT NULL,
+  created_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+  candidate_id INTEGER PRIMARY KEY REFERENCES candidates(id),
+  verdict      TEXT NOT NULL,
+  stage        TEXT NOT NULL,
+  summary      TEXT NOT NULL,
+  speedup      REAL,
+  registers    INTEGER,
+  result       TEXT NOT NULL,
+  created_at   TEXT NOT NULL
+);
+-- findDuplicate looks a hash up within a run. Prompts need no index of their
+-- own: UNIQUE(run_id, round, slot, kind) already serves "WHERE run_id = ?".
+CREATE INDEX IF NOT EXISTS candidates_run_ptx_hash ON candidates(run_id, ptx_hash);
+CREATE INDEX IF NOT EXISTS candidates_run_sass_hash ON candidates(run_id, sass_hash);
+PRAGMA user_version = 1; -- kSchemaVersion
+)sql";
+
+// Column lists, in the order the readers below expect them.
+constexpr std::string_view kRunColumns =
+    "id, created_at, updated_at, task, model, strategies, status, parameters, provenance, summary";
+constexpr std::string_view kPromptColumns =
+    "id, run_id, round, slot, kind, strategies, tendency, temperature, parent_candidate_id, request_hash, request";
+constexpr std::string_view kCompletionColumns = "id, prompt_id, status, text, error, meta, created_at";
+constexpr std::string_view kCandidateColumns = "id, run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, "
+                                               "duplicate_of, extract_error, created_at";
+constexpr std::string_view kResultColumns =
+    "candidate_id, verdict, stage, summary, speedup, registers, result, created_at";
+
+constexpr int columnCount(std::string_view columns) {
+  return static_cast<int>(std::count(columns.begin(), columns.end(), ',')) + 1;
+}
+
+/// "a, b" qualified with a table alias: "p.a, p.b" (for the joins of load()).
+std::string qualify(std::string_view alias, std::string_view columns) {
+  std::string out;
+  size_t start = 0;
+  while (start <= columns.size()) {
+    size_t comma = columns.find(',', start);
+    if (comma == std::string_view::npos)
+      comma = columns.size();
+    std::string_view name = columns.substr(start, comma - start);
+    while (!name.empty() && name.front() == ' ')
+      name.remove_prefix(1);
+    if (!out.empty())
+      out += ", ";
+    out.append(alias).append(".").append(name);
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// JSON as stored: compact, and invalid UTF-8 in a model's output replaced
+/// rather than thrown on.
+std::string dumpJson(const nlohmann::json &value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+struct ConnectionCloser {
+  // sqlite3_close_v2 cannot fail on a connection whose statements are all
+  // finalized, and Statement finalizes each one before the Store goes away.
+  void operator()(sqlite3 *db) const { sqlite3_close_v2(db); }
+};
+using Connection = std::unique_ptr<sqlite3, ConnectionCloser>;
+
+/// A prepared statement: binds values by type and reads columns back.
+class Statement {
+public:
+  explicit Statement(sqlite3_stmt *statement) : statement_(statement) {}
+  sqlite3_stmt *get() const { return statement_.get(); }
+
+  int bind(int index, int64_t value) { return sqlite3_bind_int64(get(), index, value); }
+  int bind(int index, int value) { return sqlite3_bind_int(get(), index, value); }
+  int bind(int index, double value) { return sqlite3_bind_double(get(), index, value); }
+  int bind(int index, const std::string &value) {
+    return sqlite3_bind_text64(get(), index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  }
+  template <typename T> int bind(int index, const std::optional<T> &value) {
+    return value ? bind(index, *value) : sqlite3_bind_null(get(), index);
+  }
+
+  bool isNull(int column) const { return sqlite3_column_type(get(), column) == SQLITE_NULL; }
+  int64_t int64(int column) const { return static_cast<int64_t>(sqlite3_column_int64(get(), column)); }
+  int integer(int column) const { return sqlite3_column_int(get(), column); }
+  /// The bytes of a TEXT column as stored (NULL reads as "").
+  std::string text(int column) const {
+    const unsigned char *data = sqlite3_column_text(get(), column);
+    // sqlite3_column_bytes after sqlite3_column_text: the length of that text.
+    int size = sqlite3_column_bytes(get(), column);
+    return data ? std::string(reinterpret_cast<const char *>(data), static_cast<size_t>(size)) : std::string();
+  }
+  std::optional<int64_t> optionalInt64(int column) const {
+    return isNull(column) ? std::nullopt : std::optional<int64_t>(int64(column));
+  }
+  std::optional<int> optionalInt(int column) const {
+    return isNull(column) ? std::nullopt : std::optional<int>(integer(column));
+  }
+  std::optional<double> optionalDouble(int column) const {
+    return isNull(column) ? std::nullopt : std::optional<double>(sqlite3_column_double(get(), column));
+  }
+
+private:
+  struct Finalizer {
+    // sqlite3_finalize repeats the statement's last error, which step() has
+    // already reported; it always frees the statement.
+    void operator()(sqlite3_stmt *statement) const { sqlite3_finalize(statement); }
+  };
+  std::unique_ptr<sqlite3_stmt, Finalizer> statement_;
+};
+
+} // namespace
+
+struct Store::Impl {
+  std::string path;
+  Connection db;
+  std::mutex mutex; ///< guards db and every statement on it
+
+  Error sqliteError(std::string_view what) const {
+    return makeError(ErrorKind::Io, fmt::format("store {}: {}: {}", path, what, sqlite3_errmsg(db.get())));
+  }
+  Error ioError(std::string_view what) const {
+    return makeError(ErrorKind::Io, fmt::format("store {}: {}", path, what));
+  }
+  Error noRun(int64_t runId) const {
+    return makeError(ErrorKind::InvalidInput, fmt::format("no run {} in {}", runId, path));
+  }
+
+  /// Prepares `sql` and binds `values` to ?1, ?2, ... in order.
+  template <typename... Values>
+  Result<Statement> prepare(std::string_view what, std::string_view sql, const Values &...values) {
+    sqlite3_stmt *raw = nullptr;
+    int rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
+    Statement statement(raw);
+    if (rc != SQLITE_OK)
+      return sqliteError(what);
+    int index = 0;
+    bool bound = true;
+    ((bound = bound && statement.bind(++index, values) == SQLITE_OK), ...);
+    if (!bound)
+      return sqliteError(what);
+    return statement;
+  }
+
+  /// One step: true with a row to read, false when the statement is done.
+  Result<bool> step(Statement &statement, std::string_view what) {
+    int rc = sqlite3_step(statement.get());
+    if (rc == SQLITE_ROW)
+      return true;
+    if (rc == SQLITE_DONE)
+      return false;
+    return sqliteError(what);
+  }
+
+  /// Runs a statement that returns no rows (or whose rows do not matter).
+  template <typename... Values>
+  Result<void> execute(std::string_view what, std::string_view sql, const Values &...values) {
+    auto statement = prepare(what, sql, values...);
+    if (!statement)
+      return statement.error();
+    auto row = step(*statement, what);
+    if (!row)
+      return row.error();
+    return {};
+  }
+
+  /// The integer in the first column of the first row; an error when there is no row.
+  template <typename... Values>
+  Result<int64_t> queryId(std::string_view what, std::string_view sql, const Values &...values) {
+    auto statement = prepare(what, sql, values...);
+    if (!statement)
+      return statement.error();
+    auto row = step(*statement, what);
+    if (!row)
+      return row.error();
+    if (!*row)
+      return ioError(fmt::format("{}: the row just written is missing", what));
+    return statement->int64(0);
+  }
+
+  /// The first row read by `read`, if any.
+  template <typename Record, typename... Values>
+  Result<std::optional<Record>> queryOne(std::string_view what,
+                                         Result<Record> (Impl::*read)(const Statement &, int) const,
+                                         std::string_view sql, const Values &...values) {
+    auto statement = prepare(what, sql, values...);
+    if (!statement)
+      return statement.error();
+    auto row = step(*statement, what);
+    if (!row)
+      return row.error();
+    if (!*row)
+      return std::optional<Record>();
+    auto record = (this->*read)(*statement, 0);
+    if (!record)
+      return record.error();
+    return std::optional<Record>(std::move(*record));
+  }
+
+  /// A transaction that rolls back unless committed.
+  class Transaction {
+  public:
+    explicit Transaction(Impl &impl) : impl_(impl) {}
+    ~Transaction() {
+      // Only reached with an error already on its way to the caller; a failed
+      // rollback leaves nothing more to report (SQLite rolls back on close).
+      if (open_)
+        sqlite3_exec(impl_.db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    Transaction(const Transaction &) = delete;
+    Transaction &operator=(const Transaction &) = delete;
+
+    /// IMMEDIATE for writes: taking the write lock up front lets the busy
+    /// timeout apply, where upgrading a read transaction would fail at once.
+    Result<void> begin(std::string_view what, bool write) {
+      if (sqlite3_exec(impl_.db.get(), write ? "BEGIN IMMEDIATE" : "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK)
+        return impl_.sqliteError(what);
+      open_ = true;
+      return {};
+    }
+    Result<void> commit(std::string_view what) {
+      if (sqlite3_exec(impl_.db.get(), "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+        return impl_.sqliteError(what);
+      open_ = false;
+      return {};
+    }
+
+  private:
+    Impl &impl_;
+    bool open_ = false;
+  };
+
+  /// Parses a JSON column into `out`; an Io error when the stored text is not JSON.
+  std::optional<Error> readJson(const Statement &row, int column, std::string_view where, int64_t id,
+                                nlohmann::json &out) const {
+    out = nlohmann::json::parse(row.text(column), nullptr, /*allow_exceptions=*/false);
+    if (out.is_discarded())
+      return ioError(fmt::format("corrupt JSON in {} of row {}", where, id));
+    return std::nullopt;
+  }
+
+  Result<RunRecord> readRun(const Statement &row, int first) const {
+    RunRecord run;
+    run.id = row.int64(first);
+    run.createdAt = row.text(first + 1);
+    run.updatedAt = row.text(first + 2);
+    run.task = row.text(first + 3);
+    run.model = row.text(first + 4);
+    run.strategies = row.text(first + 5);
+    run.status = row.text(first + 6);
+    if (auto error = readJson(row, first + 7, "runs.parameters", run.id, run.parameters))
+      return *error;
+    if (auto error = readJson(row, first + 8, "runs.provenance", run.id, run.provenance))
+      return *error;
+    if (auto error = readJson(row, first + 9, "runs.summary", run.id, run.summary))
+      return *error;
+    return run;
+  }
+
+  Result<PromptRecord> readPrompt(const Statement &row, int first) const {
+    PromptRecord prompt;
+    prompt.id = row.int64(first);
+    prompt.runId = row.int64(first + 1);
+    prompt.round = row.integer(first + 2);
+    prompt.slot = row.integer(first + 3);
+    prompt.kind = row.text(first + 4);
+    prompt.strategies = row.text(first + 5);
+    prompt.tendency = row.text(first + 6);
+    prompt.temperature = row.optionalDouble(first + 7);
+    prompt.parentCandidateId = row.optionalInt64(first + 8);
+    prompt.requestHash = row.text(first + 9);
+    if (auto error = readJson(row, first + 10, "prompts.request", prompt.id, prompt.request))
+      return *error;
+    return prompt;
+  }
+
+  Result<CompletionRecord> readCompletion(const Statement &row, int first) const {
+    CompletionRecord completion;
+    completion.id = row.int64(first);
+    completion.promptId = row.int64(first + 1);
+    completion.status = row.text(first + 2);
+    completion.text = row.text(first + 3);
+    completion.error = row.text(first + 4);
+    if (auto error = readJson(row, first + 5, "completions.meta", completion.id, completion.meta))
+      return *error;
+    completion.createdAt = row.text(first + 6);
+    return completion;
+  }
+
+  Result<CandidateRecord> readCandidate(const Statement &row, int first) const {
+    CandidateRecord candidate;
+    candidate.id = row.int64(first);
+    candidate.runId = row.int64(first + 1);
+    candidate.promptId = row.int64(first + 2);
+    candidate.round = row.integer(first + 3);
+    candidate.slot = row.integer(first + 4);
+    candidate.ptx = row.text(first + 5);
+    candidate.ptxHash = row.text(first + 6);
+    candidate.sassHash = row.text(first + 7);
+    candidate.duplicateOf = row.optionalInt64(first + 8);
+    candidate.extractError = row.text(first + 9);
+    candidate.createdAt = row.text(first + 10);
+    return candidate;
+  }
+
+  Result<ResultRecord> readResult(const Statement &row, int first) const {
+    ResultRecord result;
+    result.candidateId = row.int64(first);
+    result.verdict = row.text(first + 1);
+    result.stage = row.text(first + 2);
+    result.summary = row.text(first + 3);
+    result.speedup = row.optionalDouble(first + 4);
+    result.registers = row.optionalInt(first + 5);
+    if (auto error = readJson(row, first + 6, "results.result", result.candidateId, result.result))
+      return *error;
+    result.createdAt = row.text(first + 7);
+    return result;
+  }
+
+  Result<int> userVersion() {
+    // The first read of the file: SQLite checks the header here, so a file
+    // that is not a database fails on this statement, before anything is written.
+    auto version = queryId("reading the schema version (is it a SQLite database?)", "PRAGMA user_version");
+    if (!version)
+      return version.error();
+    return static_cast<int>(*version);
+  }
+
+  /// Creates the schema of a fresh (or older) database, or refuses a newer one.
+  Result<void> prepareSchema() {
+    auto version = userVersion();
+    if (!version)
+      return version.error();
+    if (*version > kSchemaVersion)
+      return ioError(fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *version,
+                                 kSchemaVersion));
+    // Checked before switching to WAL so that a database this build refuses is left as it was.
+    {
+      auto mode = prepare("setting WAL mode", "PRAGMA journal_mode = WAL");
+      if (!mode)
+        return mode.error();
+      // One row with the mode now in effect. A file system without shared
+      // memory keeps the rollback journal; the store still works, with less
+      // concurrency, so that is not an error.
+      if (auto row = step(*mode, "setting WAL mode"); !row)
+        return row.error();
+    }
+    if (auto pragma = execute("enabling foreign keys", "PRAGMA foreign_keys = ON"); !pragma)
+      return pragma.error();
+    if (*version == kSchemaVersion)
+      return {};
+
+    Transaction transaction(*this);
+    if (auto begun = transaction.begin("creating the schema", true); !begun)
+      return begun.error();
+    // Another process may have created the schema between the check and the lock.
+    auto locked = userVersion();
+    if (!locked)
+      return locked.error();
+    if (*locked > kSchemaVersion)
+      return ioError(fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *locked,
+                                 kSchemaVersion));
+    if (sqlite3_exec(db.get(), kSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
+      return sqliteError("creating the schema");
+    return transaction.commit("creating the schema");
+  }
+
+  Result<RunRecord> runById(int64_t runId) {
+    static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns);
+    auto run = queryOne("reading a run", &Impl::readRun, sql, runId);
+    if (!run)
+      return run.error();
+    if (!*run)
+      return noRun(runId);
+    return std::move(**run);
+  }
+};
+
+Store::Store(std::string path, std::unique_ptr<Impl> impl) : path_(std::move(path)), impl_(std::move(impl)) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::open(const std::string &path) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  sqlite3 *raw = nullptr;
+  // NOMUTEX: Impl::mutex already serializes every use of the connection.
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  impl->db.reset(raw);
+  if (rc != SQLITE_OK)
+    return raw ? impl->sqliteError("cannot open the database") : impl->ioError("cannot open the database: out of memory");
+  if (sqlite3_busy_timeout(raw, kBusyTimeoutMs) != SQLITE_OK)
+    return impl->sqliteError("setting the busy timeout");
+  if (auto schema = impl->prepareSchema(); !schema)
+    return schema.error();
+  return std::unique_ptr<Store>(new Store(path, std::move(impl)));
+}
+
+Result<int64_t> Store::createRun(const RunRecord &run) {
+  std::lock_guard lock(impl_->mutex);
+  std::string now = utcNow();
+  auto inserted = impl_->execute(
+      "creating a run",
+      "INSERT INTO runs (created_at, updated_at, task, model, strategies, status, parameters, provenance, summary) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      now, now, run.task, run.model, run.strategies, run.status, dumpJson(run.parameters), dumpJson(run.provenance),
+      dumpJson(run.summary));
+  if (!inserted)
+    return inserted.error();
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(impl_->db.get()));
+}
+
+Result<void> Store::updateRun(int64_t runId, const std::string &status, const nlohmann::json &summary) {
+  std::lock_guard lock(impl_->mutex);
+  auto updated = impl_->execute("updating a run", "UPDATE runs SET status = ?, summary = ?, updated_at = ? WHERE id = ?",
+                                status, dumpJson(summary), utcNow(), runId);
+  if (!updated)
+    return updated.error();
+  if (sqlite3_changes(impl_->db.get()) == 0)
+    return impl_->noRun(runId);
+  return {};
+}
+
+Result<RunRecord> Store::run(int64_t runId) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->runById(runId);
+}
+
+Result<std::vector<RunRecord>> Store::runs(size_t limit) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?", kRunColumns);
+  // LIMIT -1 is SQLite's "no limit".
+  int64_t sqlLimit = limit == 0 ? -1 : static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max()));
+  auto statement = impl_->prepare("listing runs", sql, sqlLimit);
+  if (!statement)
+    return statement.error();
+  std::vector<RunRecord> runs;
+  for (;;) {
+    auto row = impl_->step(*statement, "listing runs");
+    if (!row)
+      return row.error();
+    if (!*row)
+      break;
+    auto run = impl_->readRun(*statement, 0);
+    if (!run)
+      return run.error();
+    runs.push_back(std::move(*run));
+  }
+  return runs;
+}
+
+Result<int64_t> Store::addPrompt(const PromptRecord &prompt) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "adding a prompt";
+  Impl::Transaction transaction(*impl_);
+  if (auto begun = transaction.begin(what, true); !begun)
+    return begun.error();
+  auto inserted = impl_->execute(
+      what,
+      "INSERT INTO prompts (run_id, round, slot, kind, strategies, tendency, temperature, parent_candidate_id, "
+      "request_hash, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT(run_id, round, slot, kind) DO NOTHING",
+      prompt.runId, prompt.round, prompt.slot, prompt.kind, prompt.strategies, prompt.tendency, prompt.temperature,
+      prompt.parentCandidateId, prompt.requestHash, dumpJson(prompt.request));
+  if (!inserted)
+    return inserted.error();
+  auto id = impl_->queryId(what, "SELECT id FROM prompts WHERE run_id = ? AND round = ? AND slot = ? AND kind = ?",
+                           prompt.runId, prompt.round, prompt.slot, prompt.kind);
+  if (!id)
+    return id.error();
+  if (auto committed = transaction.commit(what); !committed)
+    return committed.error();
+  return *id;
+}
+
+Result<std::optional<PromptRecord>> Store::findPrompt(int64_t runId, int round, int slot, const std::string &kind) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql =
+      fmt::format("SELECT {} FROM prompts WHERE run_id = ? AND round = ? AND slot = ? AND kind = ?", kPromptColumns);
+  return impl_->queryOne("finding a prompt", &Impl::readPrompt, sql, runId, round, slot, kind);
+}
+
+Result<int64_t> Store::putCompletion(const CompletionRecord &completion) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "storing a completion";
+  Impl::Transaction transaction(*impl_);
+  if (auto begun = transaction.begin(what, true); !begun)
+    return begun.error();
+  // An upsert rather than INSERT OR REPLACE: REPLACE deletes the old row and
+  // would give the completion a new id.
+  auto stored = impl_->execute(
+      what,
+      "INSERT INTO completions (prompt_id, status, text, error, meta, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT(prompt_id) DO UPDATE SET status = excluded.status, text = excluded.text, "
+      "error = excluded.error, meta = excluded.meta, created_at = excluded.created_at",
+      completion.promptId, completion.status, completion.text, completion.error, dumpJson(completion.meta), utcNow());
+  if (!stored)
+    return stored.error();
+  auto id = impl_->queryId(what, "SELECT id FROM completions WHERE prompt_id = ?", completion.promptId);
+  if (!id)
+    return id.error();
+  if (auto committed = transaction.commit(what); !committed)
+    return committed.error();
+  return *id;
+}
+
+Result<std::optional<CompletionRecord>> Store::findCompletion(int64_t promptId) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM completions WHERE prompt_id = ?", kCompletionColumns);
+  return impl_->queryOne("finding a completion", &Impl::readCompletion, sql, promptId);
+}
+
+Result<int64_t> Store::addCandidate(const CandidateRecord &candidate) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "adding a candidate";
+  Impl::Transaction transaction(*impl_);
+  if (auto begun = transaction.begin(what, true); !begun)
+    return begun.error();
+  auto inserted = impl_->execute(
+      what,
+      "INSERT INTO candidates (run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, duplicate_of, "
+      "extract_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(prompt_id) DO NOTHING",
+      candidate.runId, candidate.promptId, candidate.round, candidate.slot, candidate.ptx, candidate.ptxHash,
+      candidate.sassHash, candidate.duplicateOf, candidate.extractError, utcNow());
+  if (!inserted)
+    return inserted.error();
+  auto id = impl_->queryId(what, "SELECT id FROM candidates WHERE prompt_id = ?", candidate.promptId);
+  if (!id)
+    return id.error();
+  if (auto committed = transaction.commit(what); !committed)
+    return committed.error();
+  return *id;
+}
+
+Result<std::optional<CandidateRecord>> Store::findCandidate(int64_t promptId) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM candidates WHERE prompt_id = ?", kCandidateColumns);
+  return impl_->queryOne("finding a candidate", &Impl::readCandidate, sql, promptId);
+}
+
+Result<std::optional<CandidateRecord>> Store::candidate(int64_t candidateId) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM candidates WHERE id = ?", kCandidateColumns);
+  return impl_->queryOne("reading a candidate", &Impl::readCandidate, sql, candidateId);
+}
+
+Result<std::optional<CandidateRecord>> Store::findDuplicate(int64_t runId, const std::string &ptxHash,
+                                                            const std::string &sassHash) {
+  std::lock_guard lock(impl_->mutex);
+  // Only a candidate the gate has judged can stand in for another, and only an
+  // original: a duplicate's own result is a copy of its original's.
+  static const std::string sql = fmt::format(
+      "SELECT {} FROM candidates AS k WHERE k.run_id = ?1 "
+      "AND ((k.ptx_hash = ?2 AND k.ptx_hash != '') OR (k.sass_hash = ?3 AND ?3 != '')) "
+      "AND k.duplicate_of IS NULL "
+      "AND EXISTS (SELECT 1 FROM results AS r WHERE r.candidate_id = k.id) "
+      "ORDER BY k.id LIMIT 1",
+      qualify("k", kCandidateColumns));
+  return impl_->queryOne("finding a duplicate", &Impl::readCandidate, sql, runId, ptxHash, sassHash);
+}
+
+Result<void> Store::putResult(const ResultRecord &result) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->execute(
+      "storing a result",
+      "INSERT INTO results (candidate_id, verdict, stage, summary, speedup, registers, result, created_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT(candidate_id) DO UPDATE SET verdict = excluded.verdict, stage = excluded.stage, "
+      "summary = excluded.summary, speedup = excluded.speedup, registers = excluded.registers, "
+      "result = excluded.result, created_at = excluded.created_at",
+      result.candidateId, result.verdict, result.stage, result.summary, result.speedup, result.registers,
+      dumpJson(result.result), utcNow());
+}
+
+Result<std::optional<ResultRecord>> Store::findResult(int64_t candidateId) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM results WHERE candidate_id = ?", kResultColumns);
+  return impl_->queryOne("finding a result", &Impl::readResult, sql, candidateId);
+}
+
+Result<RunData> Store::load(int64_t runId) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "loading a run";
+  // One read transaction: the run and its attempts come from one snapshot even
+  // while another process writes.
+  Impl::Transaction transaction(*impl_);
+  if (auto begun = transaction.begin(what, false); !begun)
+    return begun.error();
+  RunData data;
+  auto run = impl_->runById(runId);
+  if (!run)
+    return run.error();
+  data.run = std::move(*run);
+
+  constexpr int completionFirst = columnCount(kPromptColumns);
+  constexpr int candidateFirst = completionFirst + columnCount(kCompletionColumns);
+  constexpr int resultFirst = candidateFirst + columnCount(kCandidateColumns);
+  static const std::string sql = fmt::format(
+      "SELECT {}, {}, {}, {} FROM prompts AS p "
+      "LEFT JOIN completions AS c ON c.prompt_id = p.id "
+      "LEFT JOIN candidates AS k ON k.prompt_id = p.id "
+      "LEFT JOIN results AS r ON r.candidate_id = k.id "
+      "WHERE p.run_id = ? ORDER BY p.round, p.slot, p.id",
+      qualify("p", kPromptColumns), qualify("c", kCompletionColumns), qualify("k", kCandidateColumns),
+      qualify("r", kResultColumns));
+  {
+    auto statement = impl_->prepare(what, sql, runId);
+    if (!statement)
+      return statement.error();
+    for (;;) {
+      auto row = impl_->step(*statement, what);
+      if (!row)
+        return row.error();
+      if (!*row)
+        break;
+      AttemptRow attempt;
+      auto prompt = impl_->readPrompt(*statement, 0);
+      if (!prompt)
+        return prompt.error();
+      attempt.prompt = std::move(*prompt);
+      // The first column of each joined table is its key, NULL when the join found no row.
+      if (!statement->isNull(completionFirst)) {
+        auto completion = impl_->readCompletion(*statement, completionFirst);
+        if (!completion)
+          return completion.error();
+        attempt.completion = std::move(*completion);
+      }
+      if (!statement->isNull(candidateFirst)) {
+        auto candidate = impl_->readCandidate(*statement, candidateFirst);
+        if (!candidate)
+          return candidate.error();
+        attempt.candidate = std::move(*candidate);
+      }
+      if (!statement->isNull(resultFirst)) {
+        auto result = impl_->readResult(*statement, resultFirst);
+        if (!result)
+          return result.error();
+        attempt.result = std::move(*result);
+      }
+      data.attempts.push_back(std::move(attempt));
+    }
+  }
+  if (auto committed = transaction.commit(what); !committed)
+    return committed.error();
+  return data;
+}
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(text, length);
+}
+
+} // namespace ptxforge::store

@@ -1,0 +1,181 @@
+// The run store: one SQLite database (WAL) that records every solve run, the
+// prompts it sent, the completions it got, the candidates it took out of them
+// and what the gate said of each, with provenance. Runs resume from it after an
+// interruption; `ptxforge runs`, `show` and `report` read it.
+//
+// Schema (version 1; `PRAGMA user_version`):
+//   runs        (id, created_at, updated_at, task, model, strategies, status,
+//                parameters JSON, provenance JSON, summary JSON)
+//   prompts     (id, run_id, round, slot, kind, strategies, tendency,
+//                temperature, parent_candidate_id, request_hash, request JSON)
+//                UNIQUE(run_id, round, slot, kind)
+//   completions (id, prompt_id UNIQUE, status, text, error, meta JSON, created_at)
+//   candidates  (id, run_id, prompt_id UNIQUE, round, slot, ptx, ptx_hash,
+//                sass_hash, duplicate_of, extract_error, created_at)
+//   results     (candidate_id PRIMARY KEY, verdict, stage, summary, speedup,
+//                registers, result JSON, created_at)
+//
+// Every write is its own transaction (or one transaction for a batch), so an
+// interrupted run loses at most the write in flight. Timestamps are UTC ISO 8601
+// ("2026-11-29T20:41:07Z"). Thread-safe: one connection guarded by a mutex, so
+// the solve loop's concurrent slots can write through one Store.
+//
+// Untrusted content (model text, PTX) is stored verbatim through bound
+// parameters; nothing is ever spliced into SQL.
+#pragma once
+
+#include "support/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxforge::store {
+
+/// One solve run.
+struct RunRecord {
+  int64_t id = 0;
+  std::string createdAt, updatedAt;
+  std::string task;
+  std::string model;       ///< the backend spec as given: "openai:gpt-4o", "exec:./model.py"
+  std::string strategies;  ///< "zero-shot,spec"
+  /// "running", "done", "pending" (batch requests written, waiting for results),
+  /// "interrupted", "budget" (a budget ended it), "failed".
+  std::string status = "running";
+  nlohmann::json parameters = nlohmann::json::object(); ///< rounds, candidates, temperatures, tendencies, budgets, seed
+  nlohmann::json provenance = nlohmann::json::object(); ///< tool versions, device, executor, arch, ptxforge version
+  nlohmann::json summary = nlohmann::json::object();    ///< best candidate, per-round figures, reference resources
+};
+
+/// Why a prompt was sent.
+///   "initial"  round 1 (or a slot whose earlier requests all failed)
+///   "skeleton" the first half of the skeleton strategy
+///   "repair"   the slot's last candidate failed
+///   "optimize" the slot's best candidate is correct
+struct PromptRecord {
+  int64_t id = 0;
+  int64_t runId = 0;
+  int round = 0; ///< 1-based
+  int slot = 0;  ///< 0-based candidate index within the round
+  std::string kind;
+  std::string strategies;
+  std::string tendency;
+  std::optional<double> temperature;
+  std::optional<int64_t> parentCandidateId; ///< the attempt repair/optimize worked on
+  std::string requestHash;
+  nlohmann::json request; ///< llm::canonicalRequestJson of the request sent
+};
+
+struct CompletionRecord {
+  int64_t id = 0;
+  int64_t promptId = 0;
+  std::string status;  ///< "complete", "pending", "error"
+  std::string text;    ///< the model's answer ("" unless complete)
+  std::string error;   ///< the backend's message when status is "error"
+  nlohmann::json meta = nlohmann::json::object(); ///< usage, latency_ms, finish_reason, model, backend, attempts
+  std::string createdAt;
+};
+
+struct CandidateRecord {
+  int64_t id = 0;
+  int64_t runId = 0;
+  int64_t promptId = 0;
+  int round = 0;
+  int slot = 0;
+  std::string ptx;          ///< the extracted module; "" when extraction failed
+  std::string ptxHash;      ///< hash of the normalized PTX ("" when extraction failed)
+  std::string sassHash;     ///< hash of the SASS without addresses; "" without nvdisasm or cubin
+  std::optional<int64_t> duplicateOf; ///< an earlier candidate of this run with the same ptx or SASS hash
+  std::string extractError; ///< why no PTX could be taken out of the completion
+  std::string createdAt;
+};
+
+struct ResultRecord {
+  int64_t candidateId = 0;
+  std::string verdict;      ///< verify::verdictName, or "no-ptx" when extraction failed
+  std::string stage;        ///< lint, compile, execute, benchmark, done, extract
+  std::string summary;
+  std::optional<double> speedup; ///< median speedup over nvcc on the timed shape; none when not timed
+  std::optional<int> registers;
+  nlohmann::json result = nlohmann::json::object(); ///< verify::toJson(CheckResult)
+  std::string createdAt;
+};
+
+/// One attempt of a run: a prompt and what followed from it, as far as it got.
+struct AttemptRow {
+  PromptRecord prompt;
+  std::optional<CompletionRecord> completion;
+  std::optional<CandidateRecord> candidate;
+  std::optional<ResultRecord> result;
+};
+
+/// A whole run, for `show` and `report`: attempts ordered by (round, slot, prompt id).
+struct RunData {
+  RunRecord run;
+  std::vector<AttemptRow> attempts;
+};
+
+class Store {
+public:
+  /// Opens (creating when absent) the database at `path`, sets WAL mode, a busy
+  /// timeout of 10 s and foreign keys, and creates or checks the schema. An
+  /// Io error names the path when it cannot be opened, is not a SQLite
+  /// database, or has a newer schema version than this build knows.
+  static Result<std::unique_ptr<Store>> open(const std::string &path);
+  ~Store();
+  Store(const Store &) = delete;
+  Store &operator=(const Store &) = delete;
+
+  /// Inserts a run (id, timestamps filled in) and returns its id.
+  Result<int64_t> createRun(const RunRecord &run);
+  /// Sets status, summary and updated_at.
+  Result<void> updateRun(int64_t runId, const std::string &status, const nlohmann::json &summary);
+  /// NotFound-style Error (ErrorKind::InvalidInput) "no run N in PATH" when absent.
+  Result<RunRecord> run(int64_t runId);
+  /// Newest first; `limit` 0 means all.
+  Result<std::vector<RunRecord>> runs(size_t limit = 0);
+
+  /// Inserts a prompt, or returns the id of the existing one with the same
+  /// (run, round, slot, kind) — resuming re-adds the prompts it replays.
+  Result<int64_t> addPrompt(const PromptRecord &prompt);
+  /// The prompt recorded for (run, round, slot, kind), if any.
+  Result<std::optional<PromptRecord>> findPrompt(int64_t runId, int round, int slot, const std::string &kind);
+
+  /// Inserts or replaces the completion of a prompt (a pending or failed one is
+  /// replaced when the answer arrives on a later run).
+  Result<int64_t> putCompletion(const CompletionRecord &completion);
+  Result<std::optional<CompletionRecord>> findCompletion(int64_t promptId);
+
+  /// Inserts the candidate of a prompt, or returns the existing one's id.
+  Result<int64_t> addCandidate(const CandidateRecord &candidate);
+  Result<std::optional<CandidateRecord>> findCandidate(int64_t promptId);
+  Result<std::optional<CandidateRecord>> candidate(int64_t candidateId);
+  /// The earliest candidate of the run whose ptx_hash (or, when non-empty,
+  /// sass_hash) equals the given one and that has a result; none otherwise.
+  Result<std::optional<CandidateRecord>> findDuplicate(int64_t runId, const std::string &ptxHash,
+                                                       const std::string &sassHash);
+
+  /// Inserts or replaces the result of a candidate.
+  Result<void> putResult(const ResultRecord &result);
+  Result<std::optional<ResultRecord>> findResult(int64_t candidateId);
+
+  /// The run and all its attempts.
+  Result<RunData> load(int64_t runId);
+
+  const std::string &path() const { return path_; }
+
+private:
+  struct Impl;
+  Store(std::string path, std::unique_ptr<Impl> impl);
+  std::string path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// UTC now as ISO 8601 with seconds ("2026-11-29T20:41:07Z").
+std::string utcNow();
+
+} // namespace ptxforge::store
