@@ -1,0 +1,361 @@
+// HtmlReport: the report as one self-contained HTML5 page: inline CSS, an
+// inline SVG chart of the best speedup per round, CSS bars for the stage
+// funnel, the tables of the Markdown report and the best PTX. No script, no
+// URL, nothing fetched; a Content-Security-Policy says so to the browser as a
+// second line of defence behind htmlEscape, which every stored string passes.
+#include "report/Report.h"
+#include "report/ReportModel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+namespace ptxforge::report {
+
+namespace {
+
+using detail::ReportModel;
+
+constexpr std::string_view kStyle = R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem;
+       padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
+h3 { font-size: 1rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
+th { background: #f3f5f9; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.note { color: #5a6270; font-style: italic; }
+pre { background: #f6f8fa; border: 1px solid #d8dde6; padding: 0.75rem; overflow: auto; font-size: 0.8rem; }
+svg.chart { max-width: 100%; height: auto; font-size: 11px; }
+svg .axis { stroke: #5a6270; stroke-width: 1; }
+svg .grid { stroke: #e5e8ee; stroke-width: 1; }
+svg .ref { stroke: #c0392b; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg .ref-label { fill: #c0392b; }
+svg .line { fill: none; stroke: #2864c7; stroke-width: 2; }
+svg .point circle { fill: #2864c7; }
+svg .gap text { fill: #8a93a3; }
+svg text { fill: #3a4150; }
+svg .chart-note { fill: #5a6270; font-size: 14px; font-style: italic; }
+table.bars td.bar-cell { width: 24rem; }
+.bar { height: 0.9rem; min-width: 1px; background: #8a93a3; }
+.s-no-completion, .s-extract, .s-lint, .s-compile, .s-correctness { background: #d9534f; }
+.s-unverified, .s-untimed { background: #8a93a3; }
+.s-slower { background: #e0a030; }
+.s-faster { background: #3c9d5a; }
+td.v-faster { color: #23773d; } td.v-slower { color: #9a6400; }
+td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { color: #b52b27; }
+)";
+
+/// Escaped text in a plain element.
+std::string element(std::string_view tag, std::string_view text, std::string_view cssClass = {}) {
+  std::string open = cssClass.empty() ? fmt::format("<{}>", tag) : fmt::format("<{} class=\"{}\">", tag, cssClass);
+  return open + htmlEscape(text) + fmt::format("</{}>", tag);
+}
+
+/// A table of text cells; `numeric[i]` right-aligns column i.
+void table(std::string &out, const std::vector<std::string> &header, const std::vector<bool> &numeric,
+           const std::vector<std::vector<std::string>> &rows, std::string_view cssClass = {}) {
+  auto isNumeric = [&numeric](size_t i) { return i < numeric.size() && numeric[i]; };
+  out += cssClass.empty() ? "<table>\n<thead><tr>" : fmt::format("<table class=\"{}\">\n<thead><tr>", cssClass);
+  for (size_t i = 0; i < header.size(); ++i) out += element("th", header[i], isNumeric(i) ? "num" : "");
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto &row : rows) {
+    out += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) out += element("td", row[i], isNumeric(i) ? "num" : "");
+    out += "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+}
+
+void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
+  out += "<table>\n<tbody>\n";
+  for (const detail::Field &field : fields)
+    out += "<tr>" + element("th", field.label) + element("td", field.value) + "</tr>\n";
+  out += "</tbody>\n</table>\n";
+}
+
+// ---------------------------------------------------------------------------
+// The speedup chart
+
+constexpr double kWidth = 640, kHeight = 280;
+constexpr double kLeft = 64, kRight = 24, kTop = 16, kBottom = 48;
+constexpr double kInset = 16; ///< keeps the first and last rounds off the axes
+
+/// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
+double niceStep(double raw) {
+  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double fraction = raw / magnitude;
+  double nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10;
+  return nice * magnitude;
+}
+
+std::string chartNote(std::string_view note) {
+  return fmt::format("<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
+                     "aria-label=\"best speedup per round\">\n"
+                     "<rect x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\" fill=\"none\" class=\"axis\"/>\n"
+                     "<text class=\"chart-note\" x=\"{6}\" y=\"{7}\" text-anchor=\"middle\">{8}</text>\n</svg>\n",
+                     kWidth, kHeight, kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom,
+                     (kLeft + kWidth - kRight) / 2, (kTop + kHeight - kBottom) / 2, htmlEscape(note));
+}
+
+std::string speedupChart(const ReportModel &model) {
+  if (!model.anyTiming) return chartNote(model.chartNote);
+  const std::vector<detail::RoundRow> &rounds = model.rounds;
+
+  // y range: every speedup and the 1.0x line, padded, on tick boundaries.
+  double low = 1.0, high = 1.0;
+  for (const detail::RoundRow &row : rounds)
+    if (row.bestSpeedup) {
+      low = std::min(low, *row.bestSpeedup);
+      high = std::max(high, *row.bestSpeedup);
+    }
+  double pad = std::max((high - low) * 0.1, 0.1);
+  // Not below zero unless a (nonsensical) negative speedup must be shown.
+  low = low >= 0 && low - pad < 0 ? 0.0 : low - pad;
+  high += pad;
+  double step = niceStep((high - low) / 5);
+  low = std::floor(low / step) * step;
+  high = std::ceil(high / step) * step;
+  // Enough decimals for the step: 0.25 needs two, 0.5 one, 2 none.
+  int exponent = static_cast<int>(std::floor(std::log10(step) + 1e-9));
+  bool quarter = std::fabs(step / std::pow(10.0, exponent) - 2.5) < 1e-9;
+  int decimals = std::clamp(-exponent + (quarter ? 1 : 0), 0, 3);
+
+  double plotLeft = kLeft + kInset, plotRight = kWidth - kRight - kInset;
+  double plotTop = kTop, plotBottom = kHeight - kBottom;
+  int firstRound = rounds.front().round, lastRound = rounds.back().round;
+  auto x = [&](int round) {
+    if (lastRound == firstRound) return (plotLeft + plotRight) / 2;
+    return plotLeft + (plotRight - plotLeft) * (round - firstRound) / static_cast<double>(lastRound - firstRound);
+  };
+  auto y = [&](double speedup) { return plotBottom - (plotBottom - plotTop) * (speedup - low) / (high - low); };
+
+  std::string svg = fmt::format("<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" "
+                                "role=\"img\" aria-label=\"best speedup over nvcc per round\">\n",
+                                kWidth, kHeight);
+  // y grid, ticks and labels.
+  int yTicks = static_cast<int>(std::lround((high - low) / step));
+  for (int i = 0; i <= yTicks; ++i) {
+    double value = low + i * step, at = y(value);
+    svg += fmt::format("<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", kLeft, at,
+                       kWidth - kRight, at);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:.{}f}x</text>\n", kLeft - 6, at + 4,
+                       value, decimals);
+  }
+  // x ticks: every round, or every k-th when there are many.
+  int span = lastRound - firstRound + 1;
+  int roundStep = std::max(1, (span + 11) / 12);
+  for (int round = firstRound; round <= lastRound; round += roundStep) {
+    double at = x(round);
+    svg += fmt::format("<line class=\"axis\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", at,
+                       plotBottom, plotBottom + 5);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", at, plotBottom + 18,
+                       round);
+  }
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", kLeft, plotTop,
+                     plotBottom);
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", kLeft, plotBottom,
+                     kWidth - kRight);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">round</text>\n",
+                     (kLeft + kWidth - kRight) / 2, kHeight - 8);
+  svg += fmt::format("<text x=\"14\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0:.1f})\">"
+                     "best speedup over nvcc</text>\n",
+                     (plotTop + plotBottom) / 2);
+  // The nvcc reference.
+  double one = y(1.0);
+  svg += fmt::format("<line class=\"ref\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", kLeft, one,
+                     kWidth - kRight, one);
+  svg += fmt::format("<text class=\"ref-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">nvcc 1.0x</text>\n",
+                     kWidth - kRight - 2, one - 4);
+
+  // The line, broken wherever a round has no timed correct candidate.
+  std::vector<std::string> segment;
+  auto flush = [&] {
+    if (segment.size() >= 2) {
+      svg += "<polyline class=\"line\" points=\"";
+      for (size_t i = 0; i < segment.size(); ++i) svg += (i ? " " : "") + segment[i];
+      svg += "\"/>\n";
+    }
+    segment.clear();
+  };
+  std::string marks;
+  for (const detail::RoundRow &row : rounds) {
+    double at = x(row.round);
+    if (!row.bestSpeedup) {
+      flush();
+      marks += fmt::format("<g class=\"gap\"><title>round {}: no timed correct candidate</title>"
+                           "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">&#215;</text></g>\n",
+                           row.round, at, plotBottom - 4);
+      continue;
+    }
+    double value = y(*row.bestSpeedup);
+    segment.push_back(fmt::format("{:.1f},{:.1f}", at, value));
+    marks += fmt::format("<g class=\"point\"><title>round {}: {}</title>"
+                         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"/></g>\n",
+                         row.round, detail::formatSpeedup(row.bestSpeedup), at, value);
+  }
+  flush();
+  return svg + marks + "</svg>\n";
+}
+
+// ---------------------------------------------------------------------------
+// Sections
+
+void roundsSection(std::string &out, const ReportModel &model) {
+  out += "<section>\n<h2>Best speedup per round</h2>\n";
+  out += speedupChart(model);
+  if (!model.rounds.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const detail::RoundRow &row : model.rounds)
+      rows.push_back({std::to_string(row.round), detail::formatSpeedup(row.bestSpeedup),
+                      detail::formatSpeedup(row.bestSoFar), fmt::format("{} / {}", row.correct, row.attempts)});
+    table(out, {"round", "best speedup", "best so far", "correct / attempts"}, {true, true, true, true}, rows);
+  }
+  out += "</section>\n";
+}
+
+std::vector<std::string> funnelCells(std::string label, const detail::FunnelCounts &counts) {
+  std::vector<std::string> cells{std::move(label)};
+  for (int count : counts.stages) cells.push_back(std::to_string(count));
+  cells.push_back(std::to_string(counts.duplicates));
+  cells.push_back(std::to_string(counts.total));
+  return cells;
+}
+
+void funnelSection(std::string &out, const ReportModel &model) {
+  out += "<section>\n<h2>Stage funnel</h2>\n";
+  if (model.rounds.empty()) {
+    out += "<p class=\"note\">No candidates.</p>\n</section>\n";
+    return;
+  }
+  const detail::FunnelCounts &total = model.funnelTotal;
+  out += "<table class=\"bars\">\n<tbody>\n";
+  for (size_t i = 0; i < detail::kStages.size(); ++i) {
+    double percent = total.total > 0 ? 100.0 * total.stages[i] / total.total : 0.0;
+    out += fmt::format("<tr><th>{0}</th><td class=\"bar-cell\"><div class=\"bar s-{0}\" style=\"width:{1:.1f}%\">"
+                       "</div></td><td class=\"num\">{2}</td></tr>\n",
+                       detail::kStages[i], percent, total.stages[i]);
+  }
+  out += "</tbody>\n</table>\n";
+  out += fmt::format("<p class=\"note\">{} attempts, {} duplicate(s) among them (same PTX or SASS as an earlier "
+                     "candidate), counted under the stage of their copied result.</p>\n",
+                     total.total, total.duplicates);
+  std::vector<std::string> header{"round"};
+  for (std::string_view stage : detail::kStages) header.emplace_back(stage);
+  header.emplace_back("duplicates");
+  header.emplace_back("total");
+  std::vector<std::vector<std::string>> rows;
+  for (const detail::RoundRow &row : model.rounds) rows.push_back(funnelCells(std::to_string(row.round), row.funnel));
+  rows.push_back(funnelCells("total", total));
+  std::vector<bool> numeric(header.size(), true);
+  numeric[0] = false;
+  table(out, header, numeric, rows, "funnel");
+  out += "</section>\n";
+}
+
+void diagnosticsSection(std::string &out, const ReportModel &model) {
+  out += "<section>\n<h2>Top diagnostic codes</h2>\n";
+  if (model.diagnostics.empty()) {
+    out += "<p class=\"note\">No diagnostics from failed candidates.</p>\n</section>\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const detail::DiagnosticRow &row : model.diagnostics)
+    rows.push_back({row.code, row.severity, std::to_string(row.candidates), std::to_string(row.occurrences),
+                    row.example});
+  table(out, {"code", "severity", "failed candidates", "occurrences", "example"}, {false, false, true, true, false},
+        rows);
+  out += "</section>\n";
+}
+
+void attemptsSection(std::string &out, const ReportModel &model) {
+  out += "<section>\n<h2>Attempts</h2>\n";
+  if (model.attempts.empty()) {
+    out += "<p class=\"note\">No candidates.</p>\n</section>\n";
+    return;
+  }
+  out += "<table class=\"attempts\">\n<thead><tr><th class=\"num\">round</th><th class=\"num\">slot</th><th>kind</th>"
+         "<th>tendency</th><th class=\"num\">temperature</th><th>candidate</th><th>verdict</th>"
+         "<th class=\"num\">speedup</th><th class=\"num\">registers</th><th>summary</th></tr></thead>\n<tbody>\n";
+  for (const detail::AttemptLine &a : model.attempts) {
+    out += "<tr>" + element("td", a.round, "num") + element("td", a.slot, "num") + element("td", a.kind) +
+           element("td", a.tendency) + element("td", a.temperature, "num") + element("td", a.candidate) +
+           element("td", a.verdict, "v-" + a.stage) + element("td", a.speedup, "num") +
+           element("td", a.registers, "num") + element("td", a.summary) + "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n</section>\n";
+}
+
+void bestSection(std::string &out, const ReportModel &model) {
+  out += "<section>\n";
+  if (!model.best) {
+    out += "<h2>Best kernel</h2>\n" + element("p", model.noBestNote, "note") + "\n</section>\n";
+    return;
+  }
+  const detail::BestKernel &best = *model.best;
+  out += element("h2", "Best kernel: " + best.title) + "\n";
+  fieldTable(out, best.facts);
+
+  out += "<h3>Resources and SASS</h3>\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const detail::ComparisonRow &row : best.resources) rows.push_back({row.label, row.candidate, row.reference});
+  table(out, {"", "candidate", "nvcc"}, {false, true, true}, rows);
+
+  out += "<h3>Timings</h3>\n";
+  if (best.timings.empty()) {
+    out += "<p class=\"note\">No timings.</p>\n";
+  } else {
+    rows.clear();
+    for (const detail::TimingRow &t : best.timings)
+      rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
+                      t.speedupBand, t.gflops, t.gbps});
+    table(out,
+          {"shape", "candidate median (ms)", "candidate p10–p90", "nvcc median (ms)", "nvcc p10–p90", "speedup",
+           "speedup band", "GFLOP/s", "GB/s"},
+          {false, true, true, true, true, true, true, true, true}, rows);
+  }
+
+  out += "<h3>PTX</h3>\n";
+  if (best.ptx.empty())
+    out += "<p class=\"note\">No PTX.</p>\n";
+  else
+    out += "<pre><code class=\"language-ptx\">" + htmlEscape(best.ptx) + "</code></pre>\n";
+  out += "</section>\n";
+}
+
+std::string page(std::string_view title, std::string_view body) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  // Nothing may load or run: inline styles are the page's only active content.
+  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += element("title", title) + "\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += body;
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+} // namespace
+
+std::string htmlReport(const store::RunData &data) {
+  try {
+    ReportModel model = detail::buildModel(data);
+    std::string body = element("h1", model.title) + "\n<section>\n<h2>Run</h2>\n";
+    fieldTable(body, model.run);
+    body += "</section>\n";
+    roundsSection(body, model);
+    funnelSection(body, model);
+    diagnosticsSection(body, model);
+    attemptsSection(body, model);
+    bestSection(body, model);
+    return page(model.title, body);
+  } catch (const std::exception &error) {
+    // The model reads JSON defensively; this is the last line, so that a
+    // report command writes a page rather than aborting.
+    return page("ptxforge run report", element("p", std::string("The report could not be built: ") + error.what()));
+  }
+}
+
+} // namespace ptxforge::report

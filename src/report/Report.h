@@ -1,0 +1,76 @@
+// Reports of a solve run, from what the store recorded: Markdown for a
+// terminal or a pull request, and one self-contained HTML page (inline CSS and
+// SVG, no scripts, nothing fetched) to open in a browser.
+//
+// What a report shows:
+//   - the run: task, model, strategies, parameters, provenance, status, budget use
+//   - a chart of the best speedup over nvcc per round (SVG line chart;
+//     rounds with no correct, timed candidate are drawn as gaps; a dashed
+//     line at 1.0x; a note instead when nothing was timed)
+//   - the stage funnel: per round and overall, how many candidates fell out at
+//     each stage: no completion, no PTX (extract), lint, compile, correctness
+//     (wrong, crashed, timeout, launch-error, rejected), not verified yet,
+//     correct but untimed (CPU emulator), correct but slower than nvcc,
+//     correct and at least as fast; plus how many were duplicates
+//   - the most frequent diagnostic codes across failed candidates
+//   - every attempt in one table (round, slot, kind, tendency, temperature,
+//     verdict, speedup, registers, summary)
+//   - the best kernel: its PTX (with launch directives), its resources and SASS
+//     statistics next to nvcc's reference (summary["reference"]), and timings
+//
+// Everything taken from the store (model text, PTX, summaries, diagnostic
+// messages) is escaped for the output format: HTML entities in the page, code
+// fences that cannot be closed early in Markdown.
+#pragma once
+
+#include "store/Store.h"
+
+#include <string>
+#include <string_view>
+
+namespace ptxforge::report {
+
+/// The run summary keys a report reads (written by the solve loop):
+///   summary["best"]       {candidate_id, round, slot, speedup|null, verdict}
+///   summary["rounds"]     [{round, best_speedup|null, counts: {verdict: n}}]
+///   summary["reference"]  {registers, spill_store_bytes, spill_load_bytes,
+///                          shared_bytes, sass: SassCounts JSON|null,
+///                          timing_ms: number|null}
+///   summary["tokens"]     {prompt, completion}
+///   summary["wall_s"], summary["stopped_because"]
+/// Each result's JSON is verify::toJson(CheckResult) plus "sass": SassCounts JSON|null.
+/// Missing keys are shown as "n/a", never invented; odd types count as missing,
+/// and neither report function throws.
+///
+/// Per-round figures and the funnel come from the attempts themselves;
+/// summary["rounds"] only adds rows for rounds without a recorded attempt.
+/// The best kernel is the one summary["best"] names, else the fastest correct
+/// attempt (timed before untimed, earliest on a tie).
+
+/// Stage an attempt counts under in the funnel:
+///   "no-completion"  no completion, or its status is not "complete" (pending, error)
+///   "extract"        no candidate, an extract error, empty PTX, or verdict "no-ptx"
+///   "unverified"     a candidate without a result yet (or a verdict this build does not know)
+///   "lint"           verdict lint-error
+///   "compile"        verdict compile-error
+///   "correctness"    verdict wrong, crashed, timeout, launch-error or rejected
+///   "untimed"        correct without a speedup (the CPU emulator does not time)
+///   "slower"         correct with speedup < 1.0
+///   "faster"         correct with speedup >= 1.0
+/// A duplicate (candidate.duplicateOf set) carries a copy of its original's
+/// result and counts under that result's stage like any other; the funnel
+/// table counts duplicates in an extra column. A "skeleton" prompt without a
+/// candidate (the first half of the skeleton strategy) is no attempt of the
+/// funnel: the reports list it but do not count it.
+std::string funnelStage(const store::AttemptRow &attempt);
+
+/// GitHub-flavoured Markdown: tables, and the best PTX in a fence longer than
+/// any backtick run inside it.
+std::string markdownReport(const store::RunData &data);
+/// One self-contained HTML5 page: inline CSS and SVG, no script, no URL.
+std::string htmlReport(const store::RunData &data);
+
+/// Escapes &, <, >, " and ' for HTML text and attribute values.
+std::string htmlEscape(std::string_view text);
+
+} // namespace ptxforge::report

@@ -1,0 +1,105 @@
+// ReportModel: what a report shows, taken out of a RunData once and formatted
+// as plain text (numbers as "1.23x", "0.01234 ms", missing values as "n/a"),
+// so that the Markdown and HTML writers only lay it out and escape it.
+// Internal to the report library.
+#pragma once
+
+#include "store/Store.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::report::detail {
+
+/// What the report prints for anything that is missing or of an odd type.
+inline constexpr std::string_view kNotAvailable = "n/a";
+
+/// The funnel's stages in the order a candidate meets them (funnelStage's names).
+inline constexpr std::array<std::string_view, 9> kStages = {
+    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "faster"};
+
+/// Index of `stage` in kStages; kStages.size() when it is not one.
+size_t stageIndex(std::string_view stage);
+
+struct FunnelCounts {
+  std::array<int, kStages.size()> stages{};
+  int duplicates = 0; ///< attempts whose candidate is a duplicate (also counted under their stage)
+  int total = 0;
+};
+
+struct RoundRow {
+  int round = 0;
+  std::optional<double> bestSpeedup; ///< best timed correct candidate of this round
+  std::optional<double> bestSoFar;   ///< best up to and including this round
+  int correct = 0;
+  int attempts = 0;
+  FunnelCounts funnel;
+};
+
+struct DiagnosticRow {
+  std::string code, severity, example;
+  int candidates = 0;  ///< failed candidates that reported the code
+  int occurrences = 0; ///< times it was reported in all
+};
+
+/// One attempt, every cell already text (not yet escaped).
+struct AttemptLine {
+  std::string round, slot, kind, tendency, temperature, candidate, verdict, speedup, registers, summary;
+  std::string stage; ///< funnelStage, for styling
+};
+
+/// A label and its value, both plain text.
+struct Field {
+  std::string label, value;
+};
+
+/// One row of the best kernel's resources next to nvcc's.
+struct ComparisonRow {
+  std::string label, candidate, reference;
+};
+
+struct TimingRow {
+  std::string shape, candidateMedian, candidateBand, baselineMedian, baselineBand, speedup, speedupBand, gflops,
+      gbps;
+};
+
+struct BestKernel {
+  std::string title; ///< "candidate #9 (round 3, slot 0)"
+  std::vector<Field> facts;
+  std::vector<ComparisonRow> resources;
+  std::vector<TimingRow> timings;
+  std::string ptx;
+};
+
+struct ReportModel {
+  std::string title; ///< "ptxforge run #12: vector_add"
+  std::vector<Field> run;
+  std::vector<RoundRow> rounds; ///< ascending by round
+  FunnelCounts funnelTotal;
+  std::vector<DiagnosticRow> diagnostics; ///< most frequent first, at most kTopDiagnostics
+  std::vector<AttemptLine> attempts;
+  std::optional<BestKernel> best;
+  bool anyTiming = false;  ///< some round has a best speedup
+  bool anyUntimed = false; ///< some correct candidate has no timing (CPU emulator)
+  /// Why the speedup chart is empty; "" when it has points.
+  std::string chartNote;
+  /// Says what the best-kernel section shows when `best` is empty.
+  std::string noBestNote;
+};
+
+inline constexpr size_t kTopDiagnostics = 10;
+
+/// Builds the model; never throws on odd or missing JSON.
+ReportModel buildModel(const store::RunData &data);
+
+/// "1.23x"; "n/a" when absent or not finite.
+std::string formatSpeedup(std::optional<double> speedup);
+/// Milliseconds with 4 significant digits ("0.01235", "12.35", "1235").
+std::string formatMs(double ms);
+
+} // namespace ptxforge::report::detail
