@@ -61,11 +61,12 @@ std::string describeGlobal(const Launch &launch, uint64_t address, uint32_t byte
   }
   if (!nearest || bestDistance > (uint64_t(1) << 20)) return "which is not inside any buffer";
   uint64_t begin = nearest->base + nearest->accessibleBegin, end = nearest->base + nearest->accessibleEnd;
-  if (address < begin)
-    return fmt::format("{} bytes before the start of the {}-byte buffer at 0x{:x}", begin - address, end - begin,
-                       begin);
-  return fmt::format("{} bytes past the end of the {}-byte buffer at 0x{:x}", address + bytes - end, end - begin,
-                     begin);
+  // Relative positions only: absolute addresses differ from run to run, and
+  // the feedback a model gets should not.
+  if (address < begin) return fmt::format("{} bytes before the start of a {}-byte buffer", begin - address, end - begin);
+  if (address + bytes > end)
+    return fmt::format("{} bytes past the end of a {}-byte buffer", address + bytes - end, end - begin);
+  return fmt::format("at byte offset {} of a {}-byte buffer", address - begin, end - begin);
 }
 
 } // namespace
@@ -89,9 +90,11 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
     }
   }
   if (bytes > 1 && (address & (bytes - 1)) != 0) {
+    std::string where = space == Space::Global ? describeGlobal(*launch, address, bytes)
+                                               : fmt::format("at 0x{:x}", original);
     fault(inst, lane, "memcheck",
-          fmt::format("misaligned {} {} of {} bytes at 0x{:x} (must be {}-byte aligned)", spaceName(space), verb,
-                      bytes, original, bytes));
+          fmt::format("misaligned {} {} of {} bytes {} (must be {}-byte aligned)", spaceName(space), verb, bytes,
+                      where, bytes));
     return nullptr;
   }
   switch (space) {
@@ -105,8 +108,7 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
       if (offset >= a->accessibleBegin && offset + bytes <= a->accessibleEnd) return a->bytes.data() + offset;
     }
     fault(inst, lane, "memcheck",
-          fmt::format("out-of-bounds global {} of {} bytes at 0x{:x}, {}", verb, bytes, address,
-                      describeGlobal(*launch, address, bytes)));
+          fmt::format("out-of-bounds global {} of {} bytes, {}", verb, bytes, describeGlobal(*launch, address, bytes)));
     return nullptr;
   }
   case Space::Shared: {

@@ -743,8 +743,17 @@ nlohmann::json toJson(const CheckResult &result) {
     resources = {{"registers", r.registers}, {"spill_store_bytes", r.spillStoreBytes},
                  {"spill_load_bytes", r.spillLoadBytes}, {"stack_bytes", r.stackFrameBytes},
                  {"shared_bytes", r.sharedBytes}, {"local_bytes", r.localBytes}, {"barriers", r.barriers},
-                 {"compile_ms", result.compile->compileMs}};
+                 {"compile_ms", result.compile->compileMs}, {"known", r.known}};
   }
+  // What the repair and optimize prompts show of the compile besides its
+  // resources, so that a result read back from the store (checkResultFromJson)
+  // gives the same prompt text.
+  nlohmann::json compile = nullptr;
+  if (result.compile)
+    compile = {{"ok", result.compile->ok},
+               {"diagnostics", toolchain::toJson(result.compile->diagnostics)},
+               {"advisories", result.compile->advisories},
+               {"error_log", result.compile->errorLog}};
   nlohmann::json trials = nlohmann::json::array();
   for (const TrialReport &t : result.trials) {
     nlohmann::json outputs = nlohmann::json::array();
@@ -755,7 +764,9 @@ nlohmann::json toJson(const CheckResult &result) {
                                {"max_abs_error", o.compare.maxAbsError},
                                {"max_rel_error", o.compare.maxRelError},
                                {"mismatches", o.compare.mismatches},
-                               {"compared", o.compare.count}};
+                               {"compared", o.compare.count},
+                               {"within_tolerance", o.compare.passed},
+                               {"nan_in_got", o.compare.nanInGot}};
       if (o.compare.firstMismatch)
         output["first_mismatch"] = {{"index", *o.compare.firstMismatch}, {"got", o.compare.firstGotText},
                                     {"expected", o.compare.firstWantText}};
@@ -782,6 +793,7 @@ nlohmann::json toJson(const CheckResult &result) {
           {"summary", result.summary},
           {"diagnostics", toolchain::toJson(result.diagnostics)},
           {"resources", std::move(resources)},
+          {"compile", std::move(compile)},
           {"kernel", result.kernel ? nlohmann::json{{"registers", result.kernel->registerCount},
                                                     {"static_shared_bytes", result.kernel->staticSharedBytes},
                                                     {"local_bytes", result.kernel->localBytes},

@@ -143,6 +143,15 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
 nlohmann::json toJson(const CheckResult &result);
 nlohmann::json toJson(const CrossCheckResult &result);
 
+/// The inverse of toJson(CheckResult), for results read back from the run
+/// store: verdict, stage, summary, diagnostics, resources (as a CompileResult
+/// with ok set when the stage passed compile), kernel, trials, benchmarks,
+/// executor error and provenance. Whatever toJson does not write (cubin, raw
+/// logs, input data) stays empty. The prompt builder's feedback, resources and
+/// timings text is the same for a result and for its JSON read back.
+/// InvalidInput names the JSON path of a missing or mistyped field.
+Result<CheckResult> checkResultFromJson(const nlohmann::json &json);
+
 /// A compiler-like text report.
 std::string formatText(const CheckResult &result);
 

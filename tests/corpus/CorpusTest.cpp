@@ -305,9 +305,10 @@ TEST_P(CorpusFrontEnd, EmulatorLoadsOrNamesWhatItLacks) {
   std::unique_ptr<exec::Executor> executor = emu::createEmuExecutor();
   Result<exec::ModuleHandle> module =
       executor->loadModule(std::vector<uint8_t>(source.begin(), source.end()), exec::ModuleFormat::Ptx);
-  if (!module)
+  if (!module) {
     EXPECT_NE(module.error().message.find("unsupported: "), std::string::npos) << entry.path << ": "
                                                                               << module.error().message;
+  }
 }
 
 TEST_P(CorpusPtxas, OriginalAssembles) {

@@ -362,7 +362,7 @@ TEST_F(EmuTest, MemcheckLocatesAnOutOfBoundsWrite) {
   ASSERT_NE(oob, nullptr);
   EXPECT_EQ(oob->line, lineOf(ptx, "st.global.u32 [%rd1+4]"));
   EXPECT_NE(oob->message.find("out-of-bounds global write of 4 bytes"), std::string::npos) << oob->message;
-  EXPECT_NE(oob->message.find("past the end of the 256-byte buffer"), std::string::npos) << oob->message;
+  EXPECT_NE(oob->message.find("4 bytes past the end of a 256-byte buffer"), std::string::npos) << oob->message;
   EXPECT_NE(oob->message.find("thread (63,0,0)"), std::string::npos) << oob->message;
 }
 
@@ -387,7 +387,7 @@ TEST_F(EmuTest, MemcheckTreatsGuardZonesAsOutOfBounds) {
       info->handle, config,
       exec::KernelArgs().buffer(out->handle(), 64).buffer(in->handle(), 64).scalar<uint32_t>(32).pack());
   ASSERT_FALSE(ran);
-  EXPECT_NE(ran.error().message.find("4 bytes before the start of the 128-byte buffer"), std::string::npos)
+  EXPECT_NE(ran.error().message.find("4 bytes before the start of a 128-byte buffer"), std::string::npos)
       << ran.error().message;
 }
 
