@@ -3,6 +3,7 @@
 #include "prompt/PromptBuilder.h"
 
 #include "ptx/InstructionTable.h"
+#include "ptx/Lint.h"
 #include "ptx/Parser.h"
 #include "tasks/Compare.h"
 #include "tasks/Expression.h"
@@ -232,6 +233,7 @@ const char *strategyName(Strategy strategy) {
   case Strategy::ZeroShot: return "zero-shot";
   case Strategy::Spec: return "spec";
   case Strategy::FewShot: return "few-shot";
+  case Strategy::Skeleton: return "skeleton";
   case Strategy::Repair: return "repair";
   case Strategy::Optimize: return "optimize";
   }
@@ -239,7 +241,8 @@ const char *strategyName(Strategy strategy) {
 }
 
 std::optional<Strategy> parseStrategy(std::string_view name) {
-  for (Strategy strategy : {Strategy::ZeroShot, Strategy::Spec, Strategy::FewShot, Strategy::Repair, Strategy::Optimize})
+  for (Strategy strategy :
+       {Strategy::ZeroShot, Strategy::Spec, Strategy::FewShot, Strategy::Skeleton, Strategy::Repair, Strategy::Optimize})
     if (name == strategyName(strategy)) return strategy;
   return std::nullopt;
 }
@@ -257,7 +260,7 @@ Result<std::vector<Strategy>> parseStrategies(std::string_view commaSeparated) {
       std::optional<Strategy> strategy = parseStrategy(word);
       if (!strategy)
         return makeError(ErrorKind::InvalidInput, "unknown prompt strategy '" + std::string(word) +
-                                                      "' (valid: zero-shot, spec, few-shot, repair, optimize)");
+                                                      "' (valid: zero-shot, spec, few-shot, skeleton, repair, optimize)");
       if (std::find(out.begin(), out.end(), *strategy) == out.end()) out.push_back(*strategy);
     }
     start = end + 1;
@@ -404,6 +407,18 @@ std::string formatTimings(const verify::CheckResult &result) {
   return out;
 }
 
+std::string skeletonFeedback(const tasks::TaskSpec &task, std::string_view skeletonPtx) {
+  std::vector<ptx::Diagnostic> diagnostics = ptx::lintSource(skeletonPtx);
+  for (ptx::Diagnostic &diagnostic : verify::gateChecks(task, skeletonPtx)) diagnostics.push_back(std::move(diagnostic));
+  // A skeleton has no arithmetic yet: registers declared for the body and
+  // never used are expected, so only errors and warnings about structure stay.
+  std::erase_if(diagnostics, [](const ptx::Diagnostic &d) { return d.severity == ptx::Severity::Note; });
+  if (diagnostics.empty()) return "The lint found no problems in it.\n";
+  ptx::sortByLocation(diagnostics);
+  return "The lint found (line numbers are those of the skeleton):\n" +
+         ptx::formatDiagnosticsText(diagnostics, "skeleton.ptx", skeletonPtx);
+}
+
 Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Strategy> &strategies,
                                  const TemplateSet &templates) {
   auto wants = [&](Strategy s) { return std::find(strategies.begin(), strategies.end(), s) != strategies.end(); };
@@ -411,6 +426,9 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
   if (wants(Strategy::Repair) && wants(Strategy::Optimize))
     return makeError(ErrorKind::InvalidInput, "prompt strategies repair and optimize exclude each other: repair a "
                                               "failed attempt, optimize a correct one");
+  if (wants(Strategy::Skeleton) && (wants(Strategy::Repair) || wants(Strategy::Optimize)))
+    return makeError(ErrorKind::InvalidInput, "prompt strategy skeleton applies to a first attempt; it does not "
+                                              "combine with repair or optimize");
   if (wants(Strategy::FewShot) && input.referencePtx.empty())
     return makeError(ErrorKind::InvalidInput, "prompt strategy few-shot needs the reference's PTX "
                                               "(tasks::compileReference) in PromptInput::referencePtx");
@@ -461,6 +479,10 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
   }
   if (wants(Strategy::FewShot))
     sections.push_back({"few-shot", {{"reference_ptx", input.referencePtx}, {"reference_source", task.referenceSource}}});
+  bool skeletonRequest = wants(Strategy::Skeleton) && !input.skeleton;
+  if (wants(Strategy::Skeleton) && input.skeleton)
+    sections.push_back({"skeleton-fill",
+                        {{"skeleton_ptx", input.skeleton->ptx}, {"skeleton_feedback", input.skeleton->feedback}}});
   if (wants(Strategy::Repair)) {
     const Attempt &attempt = *input.previous;
     sections.push_back({"repair",
@@ -485,7 +507,10 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
                             ? "a lower median time than nvcc's baseline on the largest shape, staying correct"
                             : input.objective}}});
   }
-  sections.push_back({"output", {{"default_launch", launchText(task)}}});
+  if (skeletonRequest)
+    sections.push_back({"skeleton", {}});
+  else
+    sections.push_back({"output", {{"default_launch", launchText(task)}}});
 
   std::string user;
   for (auto &[name, values] : sections) {

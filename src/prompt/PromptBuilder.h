@@ -19,9 +19,15 @@ namespace ptxforge::prompt {
 
 /// What a prompt contains. Combinable; zero-shot (the task itself) is always
 /// part of the prompt, the others add sections in this enum's order.
-enum class Strategy { ZeroShot, Spec, FewShot, Repair, Optimize };
+///
+/// Skeleton is two requests: first the model writes only the kernel's
+/// skeleton (entry, parameters, register and shared declarations, the
+/// control-flow labels with `bra`s, no arithmetic), which is linted; then it
+/// fills in the body of its own skeleton, shown with the lint's findings. It
+/// applies to a first attempt, not to repair or optimize.
+enum class Strategy { ZeroShot, Spec, FewShot, Skeleton, Repair, Optimize };
 
-/// "zero-shot", "spec", "few-shot", "repair", "optimize".
+/// "zero-shot", "spec", "few-shot", "skeleton", "repair", "optimize".
 const char *strategyName(Strategy strategy);
 std::optional<Strategy> parseStrategy(std::string_view name);
 /// "zero-shot,spec" → {ZeroShot, Spec}; InvalidInput names an unknown word and lists the valid ones.
@@ -31,6 +37,13 @@ Result<std::vector<Strategy>> parseStrategies(std::string_view commaSeparated);
 struct Attempt {
   std::string ptx;
   verify::CheckResult result;
+};
+
+/// A skeleton the model wrote (Strategy::Skeleton's first request) and what
+/// skeletonFeedback() found in it.
+struct SkeletonDraft {
+  std::string ptx;
+  std::string feedback;
 };
 
 /// Everything a prompt can draw on.
@@ -49,6 +62,9 @@ struct PromptInput {
   std::string objective;
   /// A stated tendency for this candidate ("low register pressure", ...); empty: none.
   std::string tendency;
+  /// Strategy::Skeleton: absent, the request asks for the skeleton; present,
+  /// it asks for the whole kernel built on this skeleton.
+  std::optional<SkeletonDraft> skeleton;
   /// PTX ISA version to ask for ("8.0"); empty: the reference's `.version`, else the arch's minimum.
   std::string ptxVersion;
 };
@@ -79,12 +95,18 @@ std::string formatFeedback(const verify::CheckResult &result, std::string_view p
 std::string formatResources(const verify::CheckResult &result);
 std::string formatTimings(const verify::CheckResult &result);
 
+/// What the lint and the gate's static checks say of a skeleton, as the fill
+/// request shows it: "no problems found" or the diagnostics with lines. Missing
+/// instructions are expected in a skeleton and not reported.
+std::string skeletonFeedback(const tasks::TaskSpec &task, std::string_view skeletonPtx);
+
 /// Builds the chat request: a system message (template "system") and one user
 /// message made of zero-shot, then each requested strategy's section, then
-/// "output". InvalidInput when a strategy lacks its input (few-shot without
-/// referencePtx, repair/optimize without `previous`, optimize on an attempt
-/// that is not correct, repair together with optimize) or a template names an
-/// unknown placeholder.
+/// "output" (for a skeleton request: "skeleton" replaces "output"). InvalidInput
+/// when a strategy lacks its input (few-shot without referencePtx,
+/// repair/optimize without `previous`, optimize on an attempt that is not
+/// correct, repair together with optimize, skeleton together with either) or a
+/// template names an unknown placeholder.
 Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Strategy> &strategies,
                                  const TemplateSet &templates);
 

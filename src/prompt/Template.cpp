@@ -64,7 +64,8 @@ const Template *TemplateSet::find(std::string_view name) const {
 }
 
 const std::vector<std::string> &templateNames() {
-  static const std::vector<std::string> names = {"system", "zero-shot", "spec", "few-shot", "repair", "optimize", "output"};
+  static const std::vector<std::string> names = {"system",   "zero-shot", "spec",     "few-shot",
+                                                "skeleton", "skeleton-fill", "repair", "optimize", "output"};
   return names;
 }
 

@@ -41,7 +41,8 @@ struct TemplateSet {
 };
 
 /// The names loadTemplates reads: "system", "zero-shot", "spec", "few-shot",
-/// "repair", "optimize", "output" — each from NAME.md (or NAME.txt).
+/// "skeleton", "skeleton-fill", "repair", "optimize", "output" — each from
+/// NAME.md (or NAME.txt).
 const std::vector<std::string> &templateNames();
 
 /// Loads every template of templateNames() from `folder`. A missing file is an

@@ -166,10 +166,15 @@ Result<SassStats> sassStatsFromJson(const std::string &nvdisasmJson) {
       while (end > 0 && instructions[end - 1].value("opcode", "") == "NOP")
         --end;
       SassCounts counts;
+      stats.code += "function " + name + ":\n";
       for (size_t i = 0; i < end; ++i) {
-        std::string opcode = instructions[i].value("opcode", "");
+        const nlohmann::json &instruction = instructions[i];
+        std::string opcode = instruction.value("opcode", "");
         if (!opcode.empty())
           count(opcode, counts);
+        std::string predicate = instruction.value("predicate", "");
+        stats.code += predicate.empty() ? opcode : predicate + " " + opcode;
+        stats.code += " " + instruction.value("operands", "") + "\n";
       }
       accumulate(counts, stats.total);
       accumulate(counts, stats.functions[name]);

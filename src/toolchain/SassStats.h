@@ -33,6 +33,11 @@ struct SassStats {
   std::map<std::string, SassCounts> functions; ///< by (mangled) function name
   std::string arch;                            ///< e.g. "sm_90", from the cubin's header
   std::string producer;                        ///< nvdisasm's version string
+  /// Every function's instructions in order, one "[predicate ]opcode operands"
+  /// line each (NOP padding excluded), under a "function NAME:" line. Two
+  /// cubins with the same code have the same text: the solve loop's SASS
+  /// fingerprint for duplicate candidates.
+  std::string code;
 };
 
 /// Path of nvdisasm: $PTXFORGE_NVDISASM, PATH, <CUDA root>/bin, then the

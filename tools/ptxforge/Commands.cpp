@@ -215,9 +215,10 @@ int runCompile(const Options &options) {
   return result.ok ? kExitOk : kExitErrors;
 }
 
-/// The suite (built-in, --tasks-dir, $PTXFORGE_TASKS_DIR); the error is printed.
-std::optional<tasks::Suite> loadSuite(const Options &options) {
-  std::vector<std::filesystem::path> extraRoots(options.tasksDirs.begin(), options.tasksDirs.end());
+} // namespace
+
+std::optional<tasks::Suite> loadSuite(const std::vector<std::string> &tasksDirs) {
+  std::vector<std::filesystem::path> extraRoots(tasksDirs.begin(), tasksDirs.end());
   Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots(extraRoots));
   if (!suite) {
     fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
@@ -225,6 +226,10 @@ std::optional<tasks::Suite> loadSuite(const Options &options) {
   }
   return std::move(*suite);
 }
+
+namespace {
+
+std::optional<tasks::Suite> loadSuite(const Options &options) { return cli::loadSuite(options.tasksDirs); }
 
 /// The gate options that `check` and `baseline` share.
 verify::CheckOptions checkOptionsFrom(const Options &options) {
@@ -237,7 +242,8 @@ verify::CheckOptions checkOptionsFrom(const Options &options) {
   return checkOptions;
 }
 
-/// "all", "small", or a comma-separated list of shape indices.
+} // namespace
+
 std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec) {
   std::vector<size_t> indices;
   if (spec == "all") return indices;
@@ -257,6 +263,37 @@ std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, con
   return indices;
 }
 
+std::unique_ptr<exec::Executor> createExecutor(const std::string &choice, std::string &unavailable) {
+  std::unique_ptr<exec::Executor> executor;
+  unavailable.clear();
+  if (choice == "gpu" || choice == "auto") {
+    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor();
+    if (created)
+      executor = std::move(*created);
+    else
+      unavailable = created.error().message;
+  }
+  // `auto`: the GPU when there is one, the CPU emulator otherwise. The
+  // emulator runs in a worker process too, so that nothing a candidate does
+  // (or an emulator bug it finds) can take ptxforge down; in-process if the
+  // worker cannot start.
+  if (choice == "emu" || (choice == "auto" && !executor)) {
+    exec::IsolatedOptions isolated;
+    isolated.backend = "emu";
+    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor(isolated);
+    if (created) {
+      executor = std::move(*created);
+    } else {
+      fmt::print(stderr, "ptxforge: warning: the emulator runs in-process: {}\n", created.error().message);
+      executor = emu::createEmuExecutor();
+    }
+    unavailable.clear();
+  }
+  return executor;
+}
+
+namespace {
+
 int runCheck(const Options &options) {
   std::optional<Input> input = readInput(options.input);
   if (!input) return kExitUsage;
@@ -269,31 +306,8 @@ int runCheck(const Options &options) {
     fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", options.task);
     return kExitUsage;
   }
-  std::unique_ptr<exec::Executor> executor;
   std::string noExecutor;
-  if (options.executor == "gpu" || options.executor == "auto") {
-    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor();
-    if (created)
-      executor = std::move(*created);
-    else
-      noExecutor = created.error().message;
-  }
-  // `auto`: the GPU when there is one, the CPU emulator otherwise. The
-  // emulator runs in a worker process too, so that nothing a candidate does
-  // (or an emulator bug it finds) can take ptxforge down; in-process if the
-  // worker cannot start.
-  if (options.executor == "emu" || (options.executor == "auto" && !executor)) {
-    exec::IsolatedOptions isolated;
-    isolated.backend = "emu";
-    Result<std::unique_ptr<exec::Executor>> created = exec::createIsolatedExecutor(isolated);
-    if (created) {
-      executor = std::move(*created);
-    } else {
-      fmt::print(stderr, "ptxforge: warning: the emulator runs in-process: {}\n", created.error().message);
-      executor = emu::createEmuExecutor();
-    }
-    noExecutor.clear();
-  }
+  std::unique_ptr<exec::Executor> executor = createExecutor(options.executor, noExecutor);
   bool emulated = executor && executor->moduleFormat() == exec::ModuleFormat::Ptx;
   // The emulator checks the task's small shapes unless told otherwise.
   std::optional<std::vector<size_t>> shapes =

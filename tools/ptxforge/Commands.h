@@ -1,7 +1,13 @@
 // The ptxforge subcommands and their one option table.
 #pragma once
 
+#include "exec/Executor.h"
+#include "tasks/TaskSpec.h"
+
 #include <CLI/CLI.hpp>
+
+#include <memory>
+#include <optional>
 
 #include <string>
 #include <string_view>
@@ -40,6 +46,17 @@ struct Options {
 };
 
 std::string_view versionString();
+
+// Helpers the command files share. Each prints its own error to stderr.
+
+/// The suite (built-in, the given folders, $PTXFORGE_TASKS_DIR).
+std::optional<tasks::Suite> loadSuite(const std::vector<std::string> &tasksDirs);
+/// "all" (empty: every shape), "small", or a comma-separated list of shape indices.
+std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec);
+/// "gpu", "emu" or "auto" (the GPU when there is one, else the emulator), in
+/// a worker process. Null when the choice is "gpu" and there is none; then
+/// `unavailable` says why.
+std::unique_ptr<exec::Executor> createExecutor(const std::string &choice, std::string &unavailable);
 
 /// Adds `lint`, `fmt`, `compile`, `check`, `baseline` and `reference` to the app; their callbacks set `options.exitCode`.
 void registerCommands(CLI::App &app, Options &options);

@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 no errors, 1 the input has errors, 2 usage or I/O problems.
 #include "Commands.h"
+#include "SolveCommands.h"
 #include "TaskCommands.h"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,8 @@ int main(int argc, char **argv) {
   ptxforge::cli::Options options;
   ptxforge::cli::registerCommands(app, options);
   ptxforge::cli::registerTaskCommands(app, options.exitCode);
+  ptxforge::cli::registerSolveCommands(app, options.exitCode);
+  ptxforge::cli::ignoreSigpipe();
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,811 @@
+// The solve loop (Solve.h). Resuming is replaying: every step first asks the
+// store whether it already happened (a prompt's completion, a candidate's
+// result) and only does the work when it did not, so a resumed run follows
+// the same path as the interrupted one up to where that one stopped.
+#include "solve/Solve.h"
+
+#include "llm/RequestHash.h"
+#include "prompt/Extract.h"
+#include "tasks/Reference.h"
+#include "toolchain/Compiler.h"
+#include "toolchain/Json.h"
+#include "toolchain/SassStats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+namespace ptxforge::solve {
+
+const std::vector<std::string> &defaultTendencies() {
+  static const std::vector<std::string> tendencies = {
+      "a straightforward kernel that is correct first: one element or row per thread, every access guarded",
+      "low register pressure: few live values, reuse registers, no unrolling beyond what pays",
+      "wide vector memory access: ld.global.v4 / st.global.v4 on aligned addresses, with a scalar tail",
+      "more work per thread: each thread handles several elements, loop unrolled by hand",
+      "shared-memory tiling for data that several threads reuse, with bar.sync around each tile",
+      "tensor cores (mma.sync) where the task's types allow it, otherwise warp-level shuffles",
+  };
+  return tendencies;
+}
+
+const std::vector<double> &defaultTemperatures() {
+  static const std::vector<double> temperatures = {0.2, 0.7, 1.0};
+  return temperatures;
+}
+
+nlohmann::json optionsToJson(const SolveOptions &options) {
+  std::vector<std::string> strategies;
+  for (prompt::Strategy s : options.strategies) strategies.push_back(prompt::strategyName(s));
+  nlohmann::json json = {
+      {"rounds", options.rounds},
+      {"candidates", options.candidates},
+      {"strategies", strategies},
+      {"tendencies", options.tendencies.empty() ? defaultTendencies() : options.tendencies},
+      {"temperatures", options.temperatures.empty() ? defaultTemperatures() : options.temperatures},
+      {"top_p", options.topP ? nlohmann::json(*options.topP) : nlohmann::json(nullptr)},
+      {"max_tokens", options.maxTokens ? nlohmann::json(*options.maxTokens) : nlohmann::json(nullptr)},
+      {"seed", options.seed},
+      {"stream", options.stream},
+      {"concurrency", options.concurrency},
+      {"max_tokens_total", options.maxTokensTotal},
+      {"max_wall_seconds", options.maxWallSeconds},
+      {"max_candidates_total", options.maxCandidatesTotal},
+      {"objective", options.objective},
+      {"arch", options.arch},
+      {"check",
+       {{"shapes", options.check.shapeIndices},
+        {"seed", options.check.seed},
+        {"trials", options.check.trials},
+        {"benchmark", options.check.benchmark},
+        {"timing_rounds", options.check.timingRounds},
+        {"repetitions_per_round", options.check.repetitionsPerRound},
+        {"launch_timeout_ms", options.check.launchTimeoutMs},
+        {"lint", options.check.lint}}},
+  };
+  return json;
+}
+
+Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
+  // Recorded by optionsToJson; a hand-edited database gets a located error.
+  try {
+    SolveOptions options;
+    options.rounds = json.at("rounds").get<int>();
+    options.candidates = json.at("candidates").get<int>();
+    options.strategies.clear();
+    for (const nlohmann::json &name : json.at("strategies")) {
+      std::optional<prompt::Strategy> s = prompt::parseStrategy(name.get<std::string>());
+      if (!s) return makeError(ErrorKind::InvalidInput, "run parameters: unknown strategy " + name.dump());
+      options.strategies.push_back(*s);
+    }
+    options.tendencies = json.at("tendencies").get<std::vector<std::string>>();
+    options.temperatures = json.at("temperatures").get<std::vector<double>>();
+    if (!json.at("top_p").is_null()) options.topP = json.at("top_p").get<double>();
+    options.maxTokens.reset();
+    if (!json.at("max_tokens").is_null()) options.maxTokens = json.at("max_tokens").get<int>();
+    options.seed = json.at("seed").get<uint64_t>();
+    options.stream = json.at("stream").get<bool>();
+    options.concurrency = json.at("concurrency").get<int>();
+    options.maxTokensTotal = json.at("max_tokens_total").get<int64_t>();
+    options.maxWallSeconds = json.at("max_wall_seconds").get<double>();
+    options.maxCandidatesTotal = json.at("max_candidates_total").get<int>();
+    options.objective = json.at("objective").get<std::string>();
+    options.arch = json.at("arch").get<std::string>();
+    const nlohmann::json &check = json.at("check");
+    options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
+    options.check.seed = check.at("seed").get<uint64_t>();
+    options.check.trials = check.at("trials").get<int>();
+    options.check.benchmark = check.at("benchmark").get<bool>();
+    options.check.timingRounds = check.at("timing_rounds").get<int>();
+    options.check.repetitionsPerRound = check.at("repetitions_per_round").get<int>();
+    options.check.launchTimeoutMs = check.at("launch_timeout_ms").get<uint32_t>();
+    options.check.lint = check.at("lint").get<bool>();
+    options.check.arch = options.arch;
+    return options;
+  } catch (const nlohmann::json::exception &error) {
+    return makeError(ErrorKind::InvalidInput, std::string("run parameters: ") + error.what());
+  }
+}
+
+std::string normalizePtx(std::string_view ptx) {
+  std::string out;
+  std::string line;
+  bool inBlockComment = false;
+  auto flush = [&] {
+    // Collapse whitespace runs; drop leading/trailing blanks.
+    std::string collapsed;
+    bool space = false;
+    for (char c : line) {
+      if (c == ' ' || c == '\t' || c == '\r') {
+        space = !collapsed.empty();
+        continue;
+      }
+      if (space) collapsed += ' ';
+      space = false;
+      collapsed += c;
+    }
+    if (!collapsed.empty()) out += collapsed + "\n";
+    line.clear();
+  };
+  for (size_t i = 0; i < ptx.size(); ++i) {
+    char c = ptx[i];
+    if (inBlockComment) {
+      if (c == '*' && i + 1 < ptx.size() && ptx[i + 1] == '/') {
+        inBlockComment = false;
+        ++i;
+      } else if (c == '\n') {
+        flush();
+      }
+      continue;
+    }
+    if (c == '/' && i + 1 < ptx.size() && ptx[i + 1] == '*') {
+      inBlockComment = true;
+      ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < ptx.size() && ptx[i + 1] == '/') {
+      size_t end = ptx.find('\n', i);
+      std::string_view comment = ptx.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+      // Launch directives change what runs: they stay.
+      std::string_view rest = comment.substr(2);
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+      if (rest.starts_with("@ptxforge")) line += comment;
+      if (end == std::string_view::npos) break;
+      i = end - 1;
+      continue;
+    }
+    if (c == '\n') {
+      flush();
+      continue;
+    }
+    line += c;
+  }
+  flush();
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The benchmark a run is judged by: the task's largest timed shape.
+std::optional<double> headlineSpeedup(const verify::CheckResult &result) {
+  const verify::BenchmarkReport *largest = nullptr;
+  for (const verify::BenchmarkReport &report : result.benchmarks)
+    if (!largest || report.baseline.median > largest->baseline.median) largest = &report;
+  if (!largest || result.verdict != verify::Verdict::Correct) return std::nullopt;
+  return largest->speedup;
+}
+
+/// A slot's line of attempts.
+struct SlotState {
+  std::optional<prompt::Attempt> last;
+  int64_t lastId = 0;
+  std::optional<prompt::Attempt> best; ///< its best correct attempt
+  int64_t bestId = 0;
+  std::optional<double> bestSpeedup;
+};
+
+/// One candidate's standing, for choosing the run's best.
+struct Standing {
+  int round = 0, slot = 0;
+  int64_t candidateId = 0;
+  std::string verdict;
+  std::optional<double> speedup;
+  std::string ptx;
+};
+
+/// What getCompletion found or got.
+struct Answer {
+  enum class Status { Complete, Pending, Failed, Skipped } status = Status::Failed;
+  std::string text;
+  std::string error;
+};
+
+class Runner {
+public:
+  Runner(SolveContext &context, SolveOptions options, int64_t runId)
+      : ctx_(context), options_(std::move(options)), runId_(runId), start_(Clock::now()) {
+    if (options_.tendencies.empty()) options_.tendencies = defaultTendencies();
+    if (options_.temperatures.empty()) options_.temperatures = defaultTemperatures();
+    options_.candidates = std::max(1, options_.candidates);
+    options_.rounds = std::max(1, options_.rounds);
+    options_.concurrency = std::max(1, options_.concurrency);
+    options_.check.arch = options_.arch;
+    slots_.resize(static_cast<size_t>(options_.candidates));
+    nvdisasm_ = toolchain::findNvdisasm().has_value();
+  }
+
+  Result<void> prepareReference(nlohmann::json &referenceSummary) {
+    Result<tasks::CompiledReference> reference = tasks::compileReference(ctx_.task, options_.arch);
+    if (!reference) return makeError(reference.error().kind, "the task's reference: " + reference.error().message);
+    referencePtx_ = reference->ptx;
+    toolchain::CompileOptions compileOptions;
+    compileOptions.arch = options_.arch;
+    compileOptions.entryName = ctx_.task.kernel;
+    Result<toolchain::CompileResult> compiled = toolchain::compilePtx(referencePtx_, compileOptions);
+    referenceSummary = nlohmann::json::object();
+    if (compiled && compiled->ok) {
+      const toolchain::ResourceUsage &r = compiled->resources;
+      referenceSummary = {{"registers", r.registers},       {"spill_store_bytes", r.spillStoreBytes},
+                          {"spill_load_bytes", r.spillLoadBytes}, {"shared_bytes", r.sharedBytes},
+                          {"stack_bytes", r.stackFrameBytes}, {"sass", nullptr},
+                          {"timing_ms", nullptr}};
+      if (nvdisasm_)
+        if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin))
+          referenceSummary["sass"] = toolchain::toJson(stats->total);
+    }
+    return {};
+  }
+
+  void runRounds() {
+    for (int round = 1; round <= options_.rounds; ++round) {
+      if (stopReason().has_value()) break;
+      runRound(round);
+      finishRound(round);
+      if (pendingSeen_) {
+        stoppedBecause_ = fmt::format("round {}: requests are waiting for batch results", round);
+        break;
+      }
+    }
+  }
+
+  std::string status() const {
+    if (ctx_.stop.stop_requested()) return "interrupted";
+    if (pendingSeen_) return "pending";
+    if (budgetHit_) return "budget";
+    return "done";
+  }
+
+  nlohmann::json summary(const nlohmann::json &reference) {
+    std::lock_guard lock(mutex_);
+    nlohmann::json summaryJson = nlohmann::json::object();
+    std::optional<Standing> best = bestStanding();
+    if (best)
+      summaryJson["best"] = {{"candidate_id", best->candidateId},
+                             {"round", best->round},
+                             {"slot", best->slot},
+                             {"speedup", best->speedup ? nlohmann::json(*best->speedup) : nlohmann::json(nullptr)},
+                             {"verdict", best->verdict}};
+    else
+      summaryJson["best"] = nullptr;
+    summaryJson["rounds"] = rounds_;
+    nlohmann::json ref = reference;
+    if (best && ref.is_object() && !ref.empty() && bestBaselineMs_) ref["timing_ms"] = *bestBaselineMs_;
+    summaryJson["reference"] = ref;
+    summaryJson["tokens"] = {{"prompt", promptTokens_}, {"completion", completionTokens_}};
+    summaryJson["wall_s"] = std::chrono::duration<double>(Clock::now() - start_).count();
+    summaryJson["stopped_because"] = stoppedBecause_.empty() ? "all rounds ran" : stoppedBecause_;
+    summaryJson["counts"] = counts_;
+    summaryJson["candidates"] = candidatesMade_.load();
+    return summaryJson;
+  }
+
+  std::optional<Standing> best() {
+    std::lock_guard lock(mutex_);
+    return bestStanding();
+  }
+
+  const std::string &stoppedBecause() const { return stoppedBecause_; }
+
+private:
+  // --- budgets -------------------------------------------------------------
+
+  /// Why no new request may start, if one may not.
+  std::optional<std::string> stopReason() {
+    if (ctx_.stop.stop_requested()) return "interrupted";
+    std::lock_guard lock(mutex_);
+    std::optional<std::string> reason;
+    if (options_.maxTokensTotal > 0 && promptTokens_ + completionTokens_ >= options_.maxTokensTotal)
+      reason = fmt::format("token budget of {} spent", options_.maxTokensTotal);
+    else if (options_.maxWallSeconds > 0 &&
+             std::chrono::duration<double>(Clock::now() - start_).count() >= options_.maxWallSeconds)
+      reason = fmt::format("wall-time budget of {} s spent", options_.maxWallSeconds);
+    else if (options_.maxCandidatesTotal > 0 && candidatesMade_.load() >= options_.maxCandidatesTotal)
+      reason = fmt::format("candidate budget of {} reached", options_.maxCandidatesTotal);
+    if (reason && !budgetHit_) {
+      budgetHit_ = true;
+      stoppedBecause_ = *reason;
+    }
+    return reason;
+  }
+
+  // --- one round -------------------------------------------------------------
+
+  void runRound(int round) {
+    std::atomic<int> next{0};
+    auto worker = [&] {
+      for (int slot = next++; slot < options_.candidates; slot = next++) runSlot(round, slot);
+    };
+    int threads = std::min(options_.concurrency, options_.candidates);
+    std::vector<std::jthread> pool;
+    for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
+    worker();
+  }
+
+  void finishRound(int round) {
+    std::lock_guard lock(mutex_);
+    std::optional<double> roundBest;
+    std::map<std::string, int> roundCounts;
+    for (const Standing &s : standings_) {
+      if (s.round != round) continue;
+      ++roundCounts[s.verdict];
+      if (s.verdict == "correct" && s.speedup && (!roundBest || *s.speedup > *roundBest)) roundBest = s.speedup;
+    }
+    std::optional<Standing> best = bestStanding();
+    auto number = [](const std::optional<double> &v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    rounds_.push_back({{"round", round},
+                       {"best_speedup", number(best ? best->speedup : std::nullopt)},
+                       {"round_best_speedup", number(roundBest)},
+                       {"has_correct", best.has_value()},
+                       {"counts", roundCounts}});
+    ProgressEvent event = progressLocked(round, -1, "round");
+    event.what = fmt::format("round {} done: {}", round, countsText(roundCounts));
+    emit(event);
+  }
+
+  void runSlot(int round, int slot) {
+    SlotState state;
+    {
+      std::lock_guard lock(mutex_);
+      state = slots_[static_cast<size_t>(slot)];
+    }
+    std::string kind = "initial";
+    std::vector<prompt::Strategy> strategies = options_.strategies;
+    prompt::PromptInput input(ctx_.task, options_.arch, referencePtx_);
+    input.tendency = options_.tendencies[static_cast<size_t>(slot) % options_.tendencies.size()];
+    input.objective = options_.objective;
+    std::optional<int64_t> parent;
+    auto without = [&](prompt::Strategy s) { std::erase(strategies, s); };
+    if (state.last) {
+      without(prompt::Strategy::Skeleton);
+      if (state.last->result.verdict == verify::Verdict::Correct && state.best) {
+        kind = "optimize";
+        strategies.push_back(prompt::Strategy::Optimize);
+        input.previous = state.best;
+        parent = state.bestId;
+      } else {
+        kind = "repair";
+        strategies.push_back(prompt::Strategy::Repair);
+        input.previous = state.last;
+        parent = state.lastId;
+      }
+    }
+    double temperature = options_.temperatures[static_cast<size_t>(slot) % options_.temperatures.size()];
+    int64_t seed = static_cast<int64_t>(options_.seed) + static_cast<int64_t>(round - 1) * options_.candidates + slot;
+
+    bool skeleton = std::find(strategies.begin(), strategies.end(), prompt::Strategy::Skeleton) != strategies.end();
+    if (skeleton) {
+      std::optional<std::string> draftText;
+      Answer answer = ask(round, slot, "skeleton", strategies, input, temperature, seed, parent);
+      if (answer.status != Answer::Status::Complete) return;
+      Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(answer.text);
+      if (extracted)
+        input.skeleton = prompt::SkeletonDraft{extracted->ptx, prompt::skeletonFeedback(ctx_.task, extracted->ptx)};
+      else
+        input.skeleton = prompt::SkeletonDraft{
+            "", "No skeleton could be read from your answer (" + extracted.error().message +
+                    "). Write the whole kernel directly.\n"};
+    }
+
+    Answer answer = ask(round, slot, kind, strategies, input, temperature, seed, parent);
+    if (answer.status != Answer::Status::Complete) return;
+
+    prompt::Attempt attempt;
+    int64_t candidateId = 0;
+    std::optional<double> speedup;
+    std::string verdict;
+    std::string shown;
+    if (!verifyAnswer(round, slot, kind, answer.text, attempt, candidateId, speedup, verdict, shown)) return;
+
+    std::lock_guard lock(mutex_);
+    SlotState &slotState = slots_[static_cast<size_t>(slot)];
+    slotState.last = attempt;
+    slotState.lastId = candidateId;
+    if (attempt.result.verdict == verify::Verdict::Correct &&
+        (!slotState.best || (speedup && (!slotState.bestSpeedup || *speedup > *slotState.bestSpeedup)))) {
+      slotState.best = attempt;
+      slotState.bestId = candidateId;
+      slotState.bestSpeedup = speedup;
+    }
+    standings_.push_back({round, slot, candidateId, verdict, speedup, attempt.ptx});
+    ++counts_[verdict];
+    if (attempt.result.verdict == verify::Verdict::Correct && !attempt.result.benchmarks.empty()) {
+      const verify::BenchmarkReport *largest = &attempt.result.benchmarks.front();
+      for (const verify::BenchmarkReport &b : attempt.result.benchmarks)
+        if (b.baseline.median > largest->baseline.median) largest = &b;
+      std::optional<Standing> best = bestStanding();
+      if (best && best->candidateId == candidateId) bestBaselineMs_ = largest->baseline.median;
+    }
+    ProgressEvent event = progressLocked(round, slot, kind);
+    event.verdict = verdict;
+    event.speedup = speedup;
+    event.what = shown;
+    emit(event);
+  }
+
+  /// Builds, records and sends one request, or finds its answer in the store.
+  Answer ask(int round, int slot, const std::string &kind, const std::vector<prompt::Strategy> &strategies,
+             const prompt::PromptInput &input, double temperature, int64_t seed, std::optional<int64_t> parent) {
+    Answer answer;
+    Result<llm::Request> built = prompt::buildPrompt(input, strategies, ctx_.templates);
+    if (!built) {
+      answer.error = built.error().message;
+      report(round, slot, kind, "prompt not built: " + answer.error);
+      return answer;
+    }
+    llm::Request request = std::move(built.value());
+    request.temperature = temperature;
+    request.topP = options_.topP;
+    request.maxTokens = options_.maxTokens;
+    request.seed = seed;
+    request.stream = options_.stream;
+
+    std::string strategyNames;
+    for (prompt::Strategy s : strategies) strategyNames += (strategyNames.empty() ? "" : ",") + std::string(prompt::strategyName(s));
+    store::PromptRecord record;
+    record.runId = runId_;
+    record.round = round;
+    record.slot = slot;
+    record.kind = kind;
+    record.strategies = strategyNames;
+    record.tendency = input.tendency;
+    record.temperature = temperature;
+    record.parentCandidateId = parent;
+    record.requestHash = llm::requestHash(request);
+    record.request = llm::canonicalRequestJson(request);
+    Result<int64_t> promptId = ctx_.store.addPrompt(record);
+    if (!promptId) {
+      answer.error = promptId.error().message;
+      report(round, slot, kind, "store: " + answer.error);
+      return answer;
+    }
+
+    // Answered before (a resumed run)?
+    if (Result<std::optional<store::CompletionRecord>> stored = ctx_.store.findCompletion(*promptId);
+        stored && stored->has_value() && (*stored)->status == "complete") {
+      countTokens((*stored)->meta);
+      answer.status = Answer::Status::Complete;
+      answer.text = (*stored)->text;
+      return answer;
+    }
+    if (stopReason()) {
+      answer.status = Answer::Status::Skipped;
+      return answer;
+    }
+
+    report(round, slot, kind, "requesting");
+    llm::CallContext call;
+    call.stop = ctx_.stop;
+    Result<llm::Completion> completion = ctx_.backend.complete(request, call);
+    store::CompletionRecord stored;
+    stored.promptId = *promptId;
+    if (!completion) {
+      stored.status = "error";
+      stored.error = completion.error().message;
+      answer.error = stored.error;
+      (void)ctx_.store.putCompletion(stored);
+      report(round, slot, kind, "model error: " + stored.error);
+      return answer;
+    }
+    stored.meta = llm::completionToJson(*completion);
+    stored.meta.erase("text");
+    if (completion->pending()) {
+      stored.status = "pending";
+      (void)ctx_.store.putCompletion(stored);
+      std::lock_guard lock(mutex_);
+      pendingSeen_ = true;
+      answer.status = Answer::Status::Pending;
+      return answer;
+    }
+    stored.status = "complete";
+    stored.text = completion->text;
+    if (Result<int64_t> put = ctx_.store.putCompletion(stored); !put)
+      report(round, slot, kind, "store: " + put.error().message);
+    countTokens(stored.meta);
+    answer.status = Answer::Status::Complete;
+    answer.text = completion->text;
+    return answer;
+  }
+
+  void countTokens(const nlohmann::json &meta) {
+    if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return;
+    std::lock_guard lock(mutex_);
+    promptTokens_ += meta["usage"].value("prompt_tokens", int64_t{0});
+    completionTokens_ += meta["usage"].value("completion_tokens", int64_t{0});
+  }
+
+  /// Extracts, deduplicates and verifies one answer; false when the store failed.
+  bool verifyAnswer(int round, int slot, const std::string &kind, const std::string &text, prompt::Attempt &attempt,
+                    int64_t &candidateId, std::optional<double> &speedup, std::string &verdict, std::string &shown) {
+    Result<std::optional<store::PromptRecord>> promptRecord = ctx_.store.findPrompt(runId_, round, slot, kind);
+    if (!promptRecord || !promptRecord->has_value()) return false;
+    int64_t promptId = (*promptRecord)->id;
+
+    store::CandidateRecord candidate;
+    candidate.runId = runId_;
+    candidate.promptId = promptId;
+    candidate.round = round;
+    candidate.slot = slot;
+    Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(text);
+    if (extracted) {
+      candidate.ptx = extracted->ptx;
+      candidate.ptxHash = llm::sha256Hex(normalizePtx(candidate.ptx));
+    } else {
+      candidate.extractError = extracted.error().message;
+    }
+    attempt.ptx = candidate.ptx;
+
+    // Serialized: the executor runs one candidate at a time, and two slots
+    // that wrote the same kernel must not both be verified.
+    std::lock_guard verifyLock(verifyMutex_);
+    if (Result<std::optional<store::CandidateRecord>> existing = ctx_.store.findCandidate(promptId);
+        existing && existing->has_value()) {
+      candidateId = (*existing)->id;
+      if (Result<std::optional<store::ResultRecord>> stored = ctx_.store.findResult(candidateId);
+          stored && stored->has_value()) {
+        if (Result<verify::CheckResult> result = verify::checkResultFromJson((*stored)->result)) {
+          attempt.result = std::move(result.value());
+          verdict = (*stored)->verdict;
+          speedup = (*stored)->speedup;
+          shown = "(recorded) " + (*stored)->summary;
+          return true;
+        }
+      }
+    }
+
+    if (!extracted) {
+      attempt.result.verdict = verify::Verdict::Rejected;
+      attempt.result.stage = "extract";
+      attempt.result.summary = "no PTX module in the answer: " + candidate.extractError;
+      attempt.result.task = ctx_.task.name;
+      shown = attempt.result.summary;
+      return record(candidate, attempt, "no-ptx", std::nullopt, nlohmann::json(nullptr), candidateId, speedup,
+                    verdict);
+    }
+
+    std::optional<toolchain::SassStats> sass;
+    if (nvdisasm_) {
+      toolchain::CompileOptions compileOptions;
+      compileOptions.arch = options_.arch;
+      compileOptions.entryName = ctx_.task.kernel;
+      if (Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.ptx, compileOptions);
+          compiled && compiled->ok)
+        if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin)) {
+          sass = std::move(stats.value());
+          candidate.sassHash = llm::sha256Hex(sass->code);
+        }
+    }
+    nlohmann::json sassJson = sass ? toolchain::toJson(sass->total) : nlohmann::json(nullptr);
+
+    if (Result<std::optional<store::CandidateRecord>> duplicate =
+            ctx_.store.findDuplicate(runId_, candidate.ptxHash, candidate.sassHash);
+        duplicate && duplicate->has_value()) {
+      Result<std::optional<store::ResultRecord>> original = ctx_.store.findResult((*duplicate)->id);
+      if (original && original->has_value()) {
+        Result<verify::CheckResult> result = verify::checkResultFromJson((*original)->result);
+        if (result) {
+          candidate.duplicateOf = (*duplicate)->id;
+          attempt.result = std::move(result.value());
+          store::ResultRecord copy = **original;
+          copy.summary = fmt::format("same {} as candidate {}: {}",
+                                     (*duplicate)->ptxHash == candidate.ptxHash ? "PTX" : "SASS", (*duplicate)->id,
+                                     copy.summary);
+          Result<int64_t> id = ctx_.store.addCandidate(candidate);
+          if (!id) return false;
+          candidateId = *id;
+          copy.candidateId = candidateId;
+          copy.result["duplicate_of"] = (*duplicate)->id;
+          if (!ctx_.store.putResult(copy)) return false;
+          verdict = copy.verdict;
+          speedup = copy.speedup;
+          shown = copy.summary;
+          return true;
+        }
+      }
+    }
+
+    report(round, slot, kind, "verifying");
+    verify::CheckResult partial;
+    Result<verify::CheckResult> checked = verify::check(ctx_.task, candidate.ptx, &ctx_.executor, options_.check, &partial);
+    std::string verdictName;
+    if (checked) {
+      attempt.result = std::move(checked.value());
+      verdictName = verify::verdictName(attempt.result.verdict);
+    } else {
+      // The gate could not run the candidate (the emulator lacks an
+      // instruction it uses, the executor failed): not the model's verdict,
+      // but the model is told, with whatever the gate found before.
+      attempt.result = std::move(partial);
+      attempt.result.verdict = verify::Verdict::Rejected;
+      attempt.result.summary = "not executed: " + checked.error().message;
+      verdictName = "not-verified";
+    }
+    shown = attempt.result.summary;
+    return record(candidate, attempt, verdictName, headlineSpeedup(attempt.result), sassJson, candidateId, speedup,
+                  verdict);
+  }
+
+  bool record(store::CandidateRecord &candidate, const prompt::Attempt &attempt, const std::string &verdictName,
+              std::optional<double> headline, const nlohmann::json &sassJson, int64_t &candidateId,
+              std::optional<double> &speedup, std::string &verdict) {
+    Result<int64_t> id = ctx_.store.addCandidate(candidate);
+    if (!id) return false;
+    candidateId = *id;
+    candidatesMade_++;
+    store::ResultRecord result;
+    result.candidateId = candidateId;
+    result.verdict = verdictName;
+    result.stage = attempt.result.stage;
+    result.summary = attempt.result.summary;
+    result.speedup = headline;
+    if (attempt.result.compile && attempt.result.compile->resources.known)
+      result.registers = attempt.result.compile->resources.registers;
+    result.result = verify::toJson(attempt.result);
+    result.result["sass"] = sassJson;
+    if (!ctx_.store.putResult(result)) return false;
+    verdict = verdictName;
+    speedup = headline;
+    return true;
+  }
+
+  // --- best and progress -----------------------------------------------------
+
+  /// Correct candidates; the fastest when timed, else the earliest.
+  std::optional<Standing> bestStanding() const {
+    std::optional<Standing> best;
+    for (const Standing &s : standings_) {
+      if (s.verdict != "correct") continue;
+      // Ties go to the earlier candidate: a duplicate never displaces its original.
+      auto earlier = [](const Standing &a, const Standing &b) { return a.candidateId < b.candidateId; };
+      if (!best) {
+        best = s;
+      } else if (s.speedup && (!best->speedup || *s.speedup > *best->speedup)) {
+        best = s;
+      } else if (s.speedup == best->speedup && earlier(s, *best)) {
+        best = s;
+      }
+    }
+    return best;
+  }
+
+  ProgressEvent progressLocked(int round, int slot, const std::string &kind) const {
+    ProgressEvent event;
+    event.round = round;
+    event.slot = slot;
+    event.kind = kind;
+    event.counts = counts_;
+    std::optional<Standing> best = bestStanding();
+    event.haveCorrect = best.has_value();
+    if (best) event.bestSpeedup = best->speedup;
+    return event;
+  }
+
+  void report(int round, int slot, const std::string &kind, std::string what) {
+    if (!ctx_.onProgress) return;
+    ProgressEvent event;
+    {
+      std::lock_guard lock(mutex_);
+      event = progressLocked(round, slot, kind);
+    }
+    event.what = std::move(what);
+    emit(event);
+  }
+
+  void emit(const ProgressEvent &event) {
+    if (!ctx_.onProgress) return;
+    std::lock_guard lock(progressMutex_);
+    ctx_.onProgress(event);
+  }
+
+  static std::string countsText(const std::map<std::string, int> &counts) {
+    std::string out;
+    for (const auto &[name, n] : counts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, name);
+    return out.empty() ? "no candidates" : out;
+  }
+
+  SolveContext &ctx_;
+  SolveOptions options_;
+  int64_t runId_;
+  Clock::time_point start_;
+  bool nvdisasm_ = false;
+  std::string referencePtx_;
+
+  mutable std::mutex mutex_; ///< everything below
+  std::vector<SlotState> slots_;
+  std::vector<Standing> standings_;
+  std::map<std::string, int> counts_;
+  nlohmann::json rounds_ = nlohmann::json::array();
+  int64_t promptTokens_ = 0, completionTokens_ = 0;
+  std::atomic<int> candidatesMade_{0};
+  bool pendingSeen_ = false;
+  bool budgetHit_ = false;
+  std::string stoppedBecause_;
+  std::optional<double> bestBaselineMs_;
+
+  std::mutex verifyMutex_;
+  std::mutex progressMutex_;
+};
+
+} // namespace
+
+Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested, std::optional<int64_t> resumeRunId,
+                           const ResumeOverrides &overrides) {
+  SolveOptions options = requested;
+  int64_t runId = 0;
+  nlohmann::json resumes = nlohmann::json::array();
+  if (resumeRunId) {
+    Result<store::RunRecord> run = context.store.run(*resumeRunId);
+    if (!run) return run.error();
+    if (run->task != context.task.name)
+      return makeError(ErrorKind::InvalidInput, fmt::format("run {} solved task '{}', not '{}'", *resumeRunId,
+                                                            run->task, context.task.name));
+    Result<SolveOptions> recorded = optionsFromJson(run->parameters);
+    if (!recorded) return recorded.error();
+    options = std::move(recorded.value());
+    nlohmann::json changed = nlohmann::json::object();
+    if (overrides.rounds) changed["rounds"] = options.rounds = *overrides.rounds;
+    if (overrides.maxTokensTotal) changed["max_tokens_total"] = options.maxTokensTotal = *overrides.maxTokensTotal;
+    if (overrides.maxWallSeconds) changed["max_wall_seconds"] = options.maxWallSeconds = *overrides.maxWallSeconds;
+    if (overrides.maxCandidatesTotal)
+      changed["max_candidates_total"] = options.maxCandidatesTotal = *overrides.maxCandidatesTotal;
+    if (run->summary.contains("resumes") && run->summary["resumes"].is_array()) resumes = run->summary["resumes"];
+    resumes.push_back({{"at", store::utcNow()}, {"status_before", run->status}, {"overrides", changed}});
+    // The checker's executor may differ from the interrupted run's; its
+    // recorded results stand, new candidates are checked on this one.
+    runId = *resumeRunId;
+    if (Result<void> updated = context.store.updateRun(runId, "running", run->summary); !updated)
+      return updated.error();
+  } else {
+    if (options.tendencies.empty()) options.tendencies = defaultTendencies();
+    if (options.temperatures.empty()) options.temperatures = defaultTemperatures();
+    store::RunRecord run;
+    run.task = context.task.name;
+    run.model = context.modelSpec;
+    for (prompt::Strategy s : options.strategies)
+      run.strategies += (run.strategies.empty() ? "" : ",") + std::string(prompt::strategyName(s));
+    run.parameters = optionsToJson(options);
+    nlohmann::json provenance = context.provenance.is_object() ? context.provenance : nlohmann::json::object();
+    const exec::DeviceProperties &device = context.executor.properties();
+    provenance["device"] = device.name;
+    provenance["executor"] = device.backend;
+    provenance["driver_version"] = device.driverVersion;
+    provenance["arch"] = options.arch;
+    provenance["backend"] = context.backend.describe();
+    if (std::optional<std::string> nvdisasm = toolchain::findNvdisasm()) provenance["nvdisasm"] = *nvdisasm;
+    run.provenance = std::move(provenance);
+    Result<int64_t> created = context.store.createRun(run);
+    if (!created) return created.error();
+    runId = *created;
+  }
+
+  Runner runner(context, options, runId);
+  nlohmann::json reference;
+  if (Result<void> prepared = runner.prepareReference(reference); !prepared) {
+    nlohmann::json failed = {{"error", prepared.error().message}};
+    (void)context.store.updateRun(runId, "failed", failed);
+    return prepared.error();
+  }
+  runner.runRounds();
+
+  SolveOutcome outcome;
+  outcome.runId = runId;
+  outcome.status = runner.status();
+  outcome.summary = runner.summary(reference);
+  if (!resumes.empty()) outcome.summary["resumes"] = resumes;
+  outcome.stoppedBecause = outcome.summary.value("stopped_because", "");
+  if (std::optional<Standing> best = runner.best()) {
+    outcome.bestCandidateId = best->candidateId;
+    outcome.bestPtx = best->ptx;
+    outcome.bestSpeedup = best->speedup;
+  }
+  if (Result<void> updated = context.store.updateRun(runId, outcome.status, outcome.summary); !updated)
+    return updated.error();
+  return outcome;
+}
+
+} // namespace ptxforge::solve

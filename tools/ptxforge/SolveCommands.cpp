@@ -1,0 +1,589 @@
+// `ptxforge solve`, `runs`, `show`, `report`: see SolveCommands.h and docs/solve.md.
+#include "SolveCommands.h"
+
+#include "Commands.h"
+#include "llm/BackendSpec.h"
+#include "prompt/PromptBuilder.h"
+#include "prompt/Template.h"
+#include "report/Report.h"
+#include "solve/Solve.h"
+#include "store/Store.h"
+#include "tasks/Reference.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <set>
+#include <stop_token>
+#include <thread>
+
+namespace ptxforge::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitNoKernel = 1;
+constexpr int kExitUsage = 2;
+
+std::atomic<int> interrupts{0};
+
+extern "C" void onInterrupt(int) {
+  // The first Ctrl-C stops the run cleanly; a second one kills as usual.
+  interrupts.fetch_add(1);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+/// Options of the model-facing commands.
+struct SolveCli {
+  // What to solve and with which model.
+  std::string task;
+  std::string model;
+  std::optional<std::string> baseUrl, apiKeyEnv, record, batchFile;
+  std::vector<std::string> batchResults;
+  std::optional<double> connectTimeout, requestTimeout, stallTimeout, retryBackoff, maxRetryAfter;
+  std::optional<int> retries;
+  // The loop.
+  int rounds = 3;
+  int candidates = 4;
+  std::string strategies = "zero-shot,spec";
+  std::vector<std::string> tendencies;
+  std::string temperatures;
+  std::optional<double> topP;
+  int maxTokens = 8192;
+  uint64_t seed = 1;
+  bool stream = false;
+  int concurrency = 4;
+  int64_t maxTotalTokens = 0;
+  double timeLimit = 0;
+  int maxCandidates = 0;
+  std::string objective;
+  std::string promptsDir;
+  // The gate.
+  std::string executor = "auto";
+  std::string arch = "sm_90";
+  std::string shapes;
+  int trials = 3;
+  int timingRounds = 10;
+  uint32_t launchTimeoutMs = 10000;
+  std::vector<std::string> tasksDirs;
+  // Where things go.
+  std::string storePath;
+  std::string outDir;
+  std::optional<int64_t> resume;
+  std::string format = "text";
+  bool quiet = false;
+  // runs / show / report
+  int64_t runId = 0;
+  size_t limit = 20;
+  std::string reportFormat = "both";
+  /// solve: the budget flags given on the command line (a resume applies only those).
+  std::set<std::string> given;
+};
+
+std::string defaultStorePath() {
+  if (const char *env = std::getenv("PTXFORGE_STORE"); env && *env) return env;
+  return "ptxforge-runs/runs.db";
+}
+
+Result<std::unique_ptr<store::Store>> openStore(const std::string &path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ignored;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+  return store::Store::open(path);
+}
+
+Result<void> writeFile(const std::filesystem::path &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return makeError(ErrorKind::Io, "cannot write " + path.string());
+  return {};
+}
+
+std::optional<std::vector<double>> parseTemperatures(const std::string &text) {
+  std::vector<double> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    char *end = nullptr;
+    double value = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || value < 0 || value > 2) {
+      fmt::print(stderr, "ptxforge: error: --temperatures: '{}' is not a number in [0, 2]\n", item);
+      return std::nullopt;
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+/// Backend options: defaults, then the environment twins, then flags.
+Result<llm::BackendOptions> backendOptions(const SolveCli &cli) {
+  Result<llm::BackendOptions> fromEnvironment = llm::optionsFromEnvironment();
+  if (!fromEnvironment) return fromEnvironment;
+  llm::BackendOptions options = std::move(fromEnvironment.value());
+  auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+  if (cli.baseUrl) options.baseUrl = *cli.baseUrl;
+  if (cli.apiKeyEnv) options.apiKeyVariable = *cli.apiKeyEnv;
+  if (cli.record) options.recordPath = *cli.record;
+  if (cli.batchFile) options.batchFile = *cli.batchFile;
+  if (!cli.batchResults.empty()) options.batchResults = cli.batchResults;
+  if (cli.connectTimeout) options.connectTimeout = ms(*cli.connectTimeout);
+  if (cli.requestTimeout) options.requestTimeout = ms(*cli.requestTimeout);
+  if (cli.stallTimeout) options.stallTimeout = ms(*cli.stallTimeout);
+  if (cli.retryBackoff) options.initialBackoff = ms(*cli.retryBackoff);
+  if (cli.maxRetryAfter) options.maxRetryAfter = ms(*cli.maxRetryAfter);
+  if (cli.retries) options.maxRetries = *cli.retries;
+  return options;
+}
+
+/// The run's files: best.ptx, summary.json, report.md, report.html.
+Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesystem::path &dir,
+                           const std::string &bestPtx, const nlohmann::json &summaryJson) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return makeError(ErrorKind::Io, "cannot create " + dir.string() + ": " + error.message());
+  Result<store::RunData> data = store.load(runId);
+  if (!data) return data.error();
+  if (!bestPtx.empty())
+    if (Result<void> written = writeFile(dir / "best.ptx", bestPtx); !written) return written;
+  nlohmann::json document = {{"run", runId},
+                             {"task", data->run.task},
+                             {"model", data->run.model},
+                             {"status", data->run.status},
+                             {"strategies", data->run.strategies},
+                             {"parameters", data->run.parameters},
+                             {"provenance", data->run.provenance},
+                             {"summary", summaryJson}};
+  if (Result<void> written = writeFile(dir / "summary.json", document.dump(2) + "\n"); !written) return written;
+  if (Result<void> written = writeFile(dir / "report.md", report::markdownReport(*data)); !written) return written;
+  return writeFile(dir / "report.html", report::htmlReport(*data));
+}
+
+/// One progress line on stderr.
+void printProgress(const solve::ProgressEvent &event) {
+  std::string best = event.bestSpeedup ? fmt::format("{:.2f}x", *event.bestSpeedup)
+                     : event.haveCorrect ? "correct (untimed)"
+                                         : "none";
+  std::string where = event.slot < 0 ? fmt::format("[round {}]", event.round)
+                                     : fmt::format("[r{} s{} {}]", event.round, event.slot, event.kind);
+  std::string what = event.what;
+  if (what.size() > 160) what = what.substr(0, 157) + "...";
+  std::string verdict = event.verdict ? *event.verdict + (event.speedup ? fmt::format(" {:.2f}x", *event.speedup) : "") + ": " : "";
+  fmt::print(stderr, "{} {}{}  | best: {}\n", where, verdict, what, best);
+}
+
+int runSolve(const SolveCli &cli) {
+  std::optional<tasks::Suite> suite = loadSuite(cli.tasksDirs);
+  if (!suite) return kExitUsage;
+  const tasks::TaskSpec *task = nullptr;
+  for (const tasks::TaskSpec &t : suite->tasks)
+    if (t.name == cli.task) task = &t;
+  if (!task) {
+    fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", cli.task);
+    return kExitUsage;
+  }
+
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  if (!store) {
+    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
+    return kExitUsage;
+  }
+
+  // A resumed run keeps its model spec unless another is given (a batch run
+  // resumes with the same spec and --batch-results).
+  std::string modelSpec = cli.model;
+  if (cli.resume) {
+    Result<store::RunRecord> run = (*store)->run(*cli.resume);
+    if (!run) {
+      fmt::print(stderr, "ptxforge: error: {}\n", run.error().message);
+      return kExitUsage;
+    }
+    if (modelSpec.empty()) modelSpec = run->model;
+  }
+  if (modelSpec.empty())
+    if (std::optional<std::string> fromEnvironment = llm::modelSpecFromEnvironment()) modelSpec = *fromEnvironment;
+  if (modelSpec.empty()) {
+    fmt::print(stderr, "ptxforge: error: no model: give --model BACKEND:NAME (or set PTXFORGE_MODEL)\n");
+    return kExitUsage;
+  }
+  Result<llm::BackendOptions> backendOpts = backendOptions(cli);
+  if (!backendOpts) {
+    fmt::print(stderr, "ptxforge: error: {}\n", backendOpts.error().message);
+    return kExitUsage;
+  }
+  Result<std::unique_ptr<llm::Backend>> backend = llm::openBackend(modelSpec, *backendOpts);
+  if (!backend) {
+    fmt::print(stderr, "ptxforge: error: {}\n", backend.error().message);
+    return kExitUsage;
+  }
+  Result<prompt::TemplateSet> templates =
+      prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
+  if (!templates) {
+    fmt::print(stderr, "ptxforge: error: {}\n", templates.error().message);
+    return kExitUsage;
+  }
+  std::string unavailable;
+  std::unique_ptr<exec::Executor> executor = createExecutor(cli.executor, unavailable);
+  if (!executor) {
+    fmt::print(stderr, "ptxforge: error: no executor: {}\n", unavailable);
+    return kExitUsage;
+  }
+  bool emulated = executor->moduleFormat() == exec::ModuleFormat::Ptx;
+
+  solve::SolveOptions options;
+  options.rounds = cli.rounds;
+  options.candidates = cli.candidates;
+  Result<std::vector<prompt::Strategy>> strategies = prompt::parseStrategies(cli.strategies);
+  if (!strategies) {
+    fmt::print(stderr, "ptxforge: error: --strategy: {}\n", strategies.error().message);
+    return kExitUsage;
+  }
+  options.strategies = *strategies;
+  for (prompt::Strategy s : options.strategies)
+    if (s == prompt::Strategy::Repair || s == prompt::Strategy::Optimize) {
+      fmt::print(stderr, "ptxforge: error: --strategy: repair and optimize are chosen by the loop for later rounds; "
+                         "give the first attempt's strategies (zero-shot, spec, few-shot, skeleton)\n");
+      return kExitUsage;
+    }
+  if (std::find(options.strategies.begin(), options.strategies.end(), prompt::Strategy::ZeroShot) ==
+      options.strategies.end())
+    options.strategies.insert(options.strategies.begin(), prompt::Strategy::ZeroShot);
+  options.tendencies = cli.tendencies;
+  if (!cli.temperatures.empty()) {
+    std::optional<std::vector<double>> temperatures = parseTemperatures(cli.temperatures);
+    if (!temperatures) return kExitUsage;
+    options.temperatures = *temperatures;
+  }
+  options.topP = cli.topP;
+  options.maxTokens = cli.maxTokens > 0 ? std::optional<int>(cli.maxTokens) : std::nullopt;
+  options.seed = cli.seed;
+  options.stream = cli.stream;
+  options.concurrency = cli.concurrency;
+  options.maxTokensTotal = cli.maxTotalTokens;
+  options.maxWallSeconds = cli.timeLimit;
+  options.maxCandidatesTotal = cli.maxCandidates;
+  options.objective = cli.objective;
+  options.arch = cli.arch;
+  std::optional<std::vector<size_t>> shapes =
+      selectShapes(*task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
+  if (!shapes) return kExitUsage;
+  options.check.shapeIndices = *shapes;
+  options.check.seed = cli.seed;
+  options.check.trials = cli.trials;
+  options.check.timingRounds = cli.timingRounds;
+  options.check.launchTimeoutMs = cli.launchTimeoutMs;
+  options.check.benchmark = !emulated;
+
+  std::stop_source stopSource;
+  interrupts = 0;
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+  std::jthread watcher([&](std::stop_token done) {
+    while (!done.stop_requested()) {
+      if (interrupts.load() > 0) {
+        fmt::print(stderr, "ptxforge: interrupted: finishing the store writes (Ctrl-C again to kill)\n");
+        stopSource.request_stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+
+  solve::SolveContext context{*task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}};
+  context.provenance = {{"ptxforge", std::string(versionString())},
+                        {"reference_compiler", "NVRTC"},
+                        {"task_level", task->level}};
+  context.stop = stopSource.get_token();
+  if (!cli.quiet) context.onProgress = printProgress;
+
+  solve::ResumeOverrides overrides;
+  if (cli.resume) {
+    if (cli.given.count("rounds")) overrides.rounds = cli.rounds;
+    if (cli.given.count("max-total-tokens")) overrides.maxTokensTotal = cli.maxTotalTokens;
+    if (cli.given.count("time-limit")) overrides.maxWallSeconds = cli.timeLimit;
+    if (cli.given.count("max-candidates")) overrides.maxCandidatesTotal = cli.maxCandidates;
+  }
+  Result<solve::SolveOutcome> outcome = solve::solve(context, options, cli.resume, overrides);
+  watcher.request_stop();
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!outcome) {
+    fmt::print(stderr, "ptxforge: error: {}\n", outcome.error().message);
+    return kExitUsage;
+  }
+
+  std::filesystem::path outDir = cli.outDir.empty()
+                                     ? std::filesystem::path((*store)->path()).parent_path() /
+                                           fmt::format("run-{}", outcome->runId)
+                                     : std::filesystem::path(cli.outDir);
+  Result<void> written = writeRunFiles(**store, outcome->runId, outDir, outcome->bestPtx, outcome->summary);
+  if (!written) fmt::print(stderr, "ptxforge: error: {}\n", written.error().message);
+
+  if (cli.format == "json") {
+    nlohmann::json out = {{"run", outcome->runId},
+                          {"status", outcome->status},
+                          {"stopped_because", outcome->stoppedBecause},
+                          {"best_candidate", outcome->bestCandidateId ? nlohmann::json(*outcome->bestCandidateId)
+                                                                      : nlohmann::json(nullptr)},
+                          {"best_speedup", outcome->bestSpeedup ? nlohmann::json(*outcome->bestSpeedup)
+                                                                : nlohmann::json(nullptr)},
+                          {"out", outDir.string()},
+                          {"summary", outcome->summary}};
+    std::cout << out.dump(2) << '\n';
+  } else {
+    fmt::print("run {} {}: {}\n", outcome->runId, outcome->status, outcome->stoppedBecause);
+    if (outcome->bestCandidateId)
+      fmt::print("best: candidate {}{}; PTX in {}\n", *outcome->bestCandidateId,
+                 outcome->bestSpeedup ? fmt::format(", {:.2f}x nvcc", *outcome->bestSpeedup) : " (correct, not timed)",
+                 (outDir / "best.ptx").string());
+    else
+      fmt::print("no correct candidate\n");
+    fmt::print("report: {} and {}\n", (outDir / "report.md").string(), (outDir / "report.html").string());
+    if (outcome->status == "pending")
+      fmt::print("waiting for batch results: run `ptxforge solve {} --resume {} --batch-results FILE` when they are "
+                 "in\n",
+                 task->name, outcome->runId);
+  }
+  if (!written) return kExitUsage;
+  if (outcome->status == "pending") return kExitOk;
+  return outcome->bestCandidateId ? kExitOk : kExitNoKernel;
+}
+
+int runRuns(const SolveCli &cli) {
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  if (!store) {
+    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
+    return kExitUsage;
+  }
+  Result<std::vector<store::RunRecord>> runs = (*store)->runs(cli.limit);
+  if (!runs) {
+    fmt::print(stderr, "ptxforge: error: {}\n", runs.error().message);
+    return kExitUsage;
+  }
+  auto best = [](const store::RunRecord &run) -> std::string {
+    const nlohmann::json &b = run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr);
+    if (!b.is_object()) return "-";
+    if (b.contains("speedup") && b["speedup"].is_number()) return fmt::format("{:.2f}x", b["speedup"].get<double>());
+    return "correct";
+  };
+  if (cli.format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const store::RunRecord &run : *runs)
+      out.push_back({{"id", run.id},
+                     {"created_at", run.createdAt},
+                     {"task", run.task},
+                     {"model", run.model},
+                     {"strategies", run.strategies},
+                     {"status", run.status},
+                     {"best", run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr)}});
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  fmt::print("{:>4}  {:<20}  {:<18}  {:<12}  {:<8}  {:<24}  {}\n", "run", "created", "task", "status", "best",
+             "strategies", "model");
+  for (const store::RunRecord &run : *runs)
+    fmt::print("{:>4}  {:<20}  {:<18}  {:<12}  {:<8}  {:<24}  {}\n", run.id, run.createdAt, run.task, run.status,
+               best(run), run.strategies, run.model);
+  if (runs->empty()) fmt::print("no runs in {}\n", (*store)->path());
+  return kExitOk;
+}
+
+int runShow(const SolveCli &cli) {
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  if (!store) {
+    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
+    return kExitUsage;
+  }
+  Result<store::RunData> data = (*store)->load(cli.runId);
+  if (!data) {
+    fmt::print(stderr, "ptxforge: error: {}\n", data.error().message);
+    return kExitUsage;
+  }
+  if (cli.format == "json") {
+    nlohmann::json attempts = nlohmann::json::array();
+    for (const store::AttemptRow &row : data->attempts) {
+      nlohmann::json a = {{"round", row.prompt.round},
+                          {"slot", row.prompt.slot},
+                          {"kind", row.prompt.kind},
+                          {"strategies", row.prompt.strategies},
+                          {"tendency", row.prompt.tendency},
+                          {"temperature", row.prompt.temperature ? nlohmann::json(*row.prompt.temperature)
+                                                                 : nlohmann::json(nullptr)},
+                          {"request_hash", row.prompt.requestHash},
+                          {"stage", report::funnelStage(row)}};
+      if (row.completion)
+        a["completion"] = {{"status", row.completion->status}, {"error", row.completion->error},
+                           {"meta", row.completion->meta}};
+      if (row.candidate)
+        a["candidate"] = {{"id", row.candidate->id},
+                          {"ptx_hash", row.candidate->ptxHash},
+                          {"sass_hash", row.candidate->sassHash},
+                          {"duplicate_of", row.candidate->duplicateOf ? nlohmann::json(*row.candidate->duplicateOf)
+                                                                      : nlohmann::json(nullptr)},
+                          {"extract_error", row.candidate->extractError}};
+      if (row.result)
+        a["result"] = {{"verdict", row.result->verdict},
+                       {"stage", row.result->stage},
+                       {"summary", row.result->summary},
+                       {"speedup", row.result->speedup ? nlohmann::json(*row.result->speedup) : nlohmann::json(nullptr)},
+                       {"registers", row.result->registers ? nlohmann::json(*row.result->registers)
+                                                           : nlohmann::json(nullptr)}};
+      attempts.push_back(std::move(a));
+    }
+    nlohmann::json out = {{"id", data->run.id},
+                          {"created_at", data->run.createdAt},
+                          {"updated_at", data->run.updatedAt},
+                          {"task", data->run.task},
+                          {"model", data->run.model},
+                          {"strategies", data->run.strategies},
+                          {"status", data->run.status},
+                          {"parameters", data->run.parameters},
+                          {"provenance", data->run.provenance},
+                          {"summary", data->run.summary},
+                          {"attempts", attempts}};
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << report::markdownReport(*data);
+  return kExitOk;
+}
+
+int runReport(const SolveCli &cli) {
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  if (!store) {
+    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
+    return kExitUsage;
+  }
+  Result<store::RunData> data = (*store)->load(cli.runId);
+  if (!data) {
+    fmt::print(stderr, "ptxforge: error: {}\n", data.error().message);
+    return kExitUsage;
+  }
+  std::filesystem::path outDir = cli.outDir.empty() ? std::filesystem::path((*store)->path()).parent_path() /
+                                                          fmt::format("run-{}", cli.runId)
+                                                    : std::filesystem::path(cli.outDir);
+  std::error_code error;
+  std::filesystem::create_directories(outDir, error);
+  if (error) {
+    fmt::print(stderr, "ptxforge: error: cannot create {}: {}\n", outDir.string(), error.message());
+    return kExitUsage;
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  if (cli.reportFormat != "html") files.push_back({"report.md", report::markdownReport(*data)});
+  if (cli.reportFormat != "md") files.push_back({"report.html", report::htmlReport(*data)});
+  for (const auto &[name, text] : files) {
+    if (Result<void> written = writeFile(outDir / name, text); !written) {
+      fmt::print(stderr, "ptxforge: error: {}\n", written.error().message);
+      return kExitUsage;
+    }
+    fmt::print("{}\n", (outDir / name).string());
+  }
+  return kExitOk;
+}
+
+void addStoreOption(CLI::App *command, SolveCli &cli) {
+  command->add_option("--store", cli.storePath, "Run database (default: ptxforge-runs/runs.db)")->envname("PTXFORGE_STORE");
+}
+
+} // namespace
+
+void ignoreSigpipe() { std::signal(SIGPIPE, SIG_IGN); }
+
+void registerSolveCommands(CLI::App &app, int &exitCode) {
+  // The options live as long as the app's callbacks that hold them.
+  auto shared = std::make_shared<SolveCli>();
+  SolveCli &cli = *shared;
+
+  CLI::App *solveCommand = app.add_subcommand(
+      "solve", "A model writes PTX for a task: generate, verify, repair and optimize over rounds of candidates");
+  solveCommand->add_option("task", cli.task, "Task name (see `ptxforge tasks`)")->required();
+  solveCommand->add_option("--model", cli.model,
+                           "BACKEND:NAME: openai:MODEL, anthropic:MODEL, exec:COMMAND, replay:FILE.jsonl, batch:MODEL")
+      ->envname("PTXFORGE_MODEL");
+  solveCommand->add_option("--base-url", cli.baseUrl, "Endpoint root of an openai or anthropic server")
+      ->envname("PTXFORGE_BASE_URL");
+  solveCommand->add_option("--api-key-env", cli.apiKeyEnv, "Name of the environment variable holding the API key");
+  solveCommand->add_option("--record", cli.record, "Append every completion to this JSONL file (replay:FILE replays it)");
+  solveCommand->add_option("--batch-file", cli.batchFile, "batch: where to write the requests not answered yet");
+  solveCommand->add_option("--batch-results", cli.batchResults, "batch: Batch-API output files to answer from");
+  solveCommand->add_option("--connect-timeout", cli.connectTimeout, "Seconds to wait for a connection");
+  solveCommand->add_option("--request-timeout", cli.requestTimeout, "Seconds one model request may take");
+  solveCommand->add_option("--stall-timeout", cli.stallTimeout, "Seconds a stream may stay silent");
+  solveCommand->add_option("--retries", cli.retries, "Retries on 429, 5xx and broken connections")->check(CLI::Range(0, 100));
+  solveCommand->add_option("--retry-backoff", cli.retryBackoff, "Seconds before the first retry");
+  solveCommand->add_option("--max-retry-after", cli.maxRetryAfter, "Longest Retry-After in seconds that is waited out");
+  solveCommand->add_option("--rounds", cli.rounds, "Rounds (round 1 fresh, later rounds repair/optimize)")
+      ->check(CLI::Range(1, 1000))
+      ->default_val(3);
+  solveCommand->add_option("--candidates,-n", cli.candidates, "Candidates per round")->check(CLI::Range(1, 1000))->default_val(4);
+  solveCommand->add_option("--strategy", cli.strategies,
+                           "First-attempt prompt strategies, comma-separated: zero-shot, spec, few-shot, skeleton")
+      ->default_val("zero-shot,spec");
+  solveCommand->add_option("--tendency", cli.tendencies, "A stated tendency; slots cycle through them (repeatable)");
+  solveCommand->add_option("--temperatures", cli.temperatures, "Comma-separated temperatures slots cycle through "
+                                                               "(default 0.2,0.7,1.0)");
+  solveCommand->add_option("--top-p", cli.topP, "Nucleus sampling parameter")->check(CLI::Range(0.0, 1.0));
+  solveCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->default_val(8192);
+  solveCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->default_val(1);
+  solveCommand->add_flag("--stream", cli.stream, "Stream answers (stall timeout, time to first token)");
+  solveCommand->add_option("--concurrency,-j", cli.concurrency, "Model requests in flight at once")
+      ->check(CLI::Range(1, 256))
+      ->default_val(4);
+  solveCommand->add_option("--max-total-tokens", cli.maxTotalTokens, "Token budget of the run (0: none)");
+  solveCommand->add_option("--time-limit", cli.timeLimit, "Wall-time budget in seconds (0: none)");
+  solveCommand->add_option("--max-candidates", cli.maxCandidates, "Candidate budget of the run (0: rounds x candidates)");
+  solveCommand->add_option("--objective", cli.objective, "What optimize aims for (e.g. \"fewer registers\")");
+  solveCommand->add_option("--prompts", cli.promptsDir, "Folder of prompt templates (default: the repository's prompts/)")
+      ->envname("PTXFORGE_PROMPTS_DIR");
+  solveCommand->add_option("--executor", cli.executor, "gpu, emu, or auto (the GPU if there is one, else emu)")
+      ->check(CLI::IsMember({"gpu", "emu", "auto"}))
+      ->envname("PTXFORGE_EXECUTOR")
+      ->default_val("auto");
+  solveCommand->add_option("--arch", cli.arch, "Target architecture of prompts and compiles")
+      ->envname("PTXFORGE_ARCH")
+      ->default_val("sm_90");
+  solveCommand->add_option("--shapes", cli.shapes, "all, small, or shape indices (default: all on a GPU, small on emu)");
+  solveCommand->add_option("--trials", cli.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
+  solveCommand->add_option("--timing-rounds", cli.timingRounds, "Interleaved timing rounds")->default_val(10);
+  solveCommand->add_option("--timeout-ms", cli.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
+  solveCommand->add_option("--tasks-dir", cli.tasksDirs, "Extra folder of tasks (repeatable)");
+  addStoreOption(solveCommand, cli);
+  solveCommand->add_option("--out", cli.outDir, "Where best.ptx, summary.json and the reports go "
+                                                "(default: run-N beside the store)");
+  solveCommand->add_option("--resume", cli.resume, "Resume run N (after an interruption, or with batch results)");
+  solveCommand->add_option("--format", cli.format, "Final output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  solveCommand->add_flag("--quiet,-q", cli.quiet, "No live progress on stderr");
+  solveCommand->callback([&exitCode, shared, solveCommand] {
+    for (const char *name : {"rounds", "max-total-tokens", "time-limit", "max-candidates"})
+      if (solveCommand->count(std::string("--") + name) > 0) shared->given.insert(name);
+    exitCode = runSolve(*shared);
+  });
+
+  CLI::App *runsCommand = app.add_subcommand("runs", "List the solve runs in the store, newest first");
+  addStoreOption(runsCommand, cli);
+  runsCommand->add_option("--limit", cli.limit, "At most this many (0: all)")->default_val(20);
+  runsCommand->add_option("--format", cli.format, "Output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  runsCommand->callback([&exitCode, shared] { exitCode = runRuns(*shared); });
+
+  CLI::App *showCommand = app.add_subcommand("show", "Show one run: its attempts, stages and best kernel");
+  showCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
+  addStoreOption(showCommand, cli);
+  showCommand->add_option("--format", cli.format, "text (Markdown) or json")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  showCommand->callback([&exitCode, shared] { exitCode = runShow(*shared); });
+
+  CLI::App *reportCommand = app.add_subcommand("report", "Write a run's report as Markdown and self-contained HTML");
+  reportCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
+  addStoreOption(reportCommand, cli);
+  reportCommand->add_option("--out", cli.outDir, "Folder for report.md / report.html (default: run-N beside the store)");
+  reportCommand->add_option("--as", cli.reportFormat, "md, html or both")->check(CLI::IsMember({"md", "html", "both"}))->default_val("both");
+  reportCommand->callback([&exitCode, shared] { exitCode = runReport(*shared); });
+}
+
+} // namespace ptxforge::cli
