@@ -44,6 +44,7 @@ table.bars td.bar-cell { width: 24rem; }
 .s-no-completion, .s-extract, .s-lint, .s-compile, .s-correctness { background: #d9534f; }
 .s-unverified, .s-untimed { background: #8a93a3; }
 .s-slower { background: #e0a030; }
+.s-on-par { background: #8fb3d9; }
 .s-faster { background: #3c9d5a; }
 td.v-faster { color: #23773d; } td.v-slower { color: #9a6400; }
 td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { color: #b52b27; }

@@ -10,7 +10,7 @@
 //   - the stage funnel: per round and overall, how many candidates fell out at
 //     each stage: no completion, no PTX (extract), lint, compile, correctness
 //     (wrong, crashed, timeout, launch-error, rejected), not verified yet,
-//     correct but untimed (CPU emulator), correct but slower than nvcc,
+//     correct but untimed (CPU emulator), correct but slower than nvcc, on par,
 //     correct and at least as fast; plus how many were duplicates
 //   - the most frequent diagnostic codes across failed candidates
 //   - every attempt in one table (round, slot, kind, tendency, temperature,
@@ -55,8 +55,11 @@ namespace ptxforge::report {
 ///   "compile"        verdict compile-error
 ///   "correctness"    verdict wrong, crashed, timeout, launch-error or rejected
 ///   "untimed"        correct without a speedup (the CPU emulator does not time)
-///   "slower"         correct with speedup < 1.0
-///   "faster"         correct with speedup >= 1.0
+///   "slower"         correct, and even the top of the speedup's noise band
+///                    (verify's speedup_band of the largest shape) is below 1.0
+///   "on-par"         correct, with 1.0 inside the noise band
+///   "faster"         correct, and even the bottom of the noise band is above 1.0
+/// Without a band (an older result) the median speedup decides: >= 1.0 faster.
 /// A duplicate (candidate.duplicateOf set) carries a copy of its original's
 /// result and counts under that result's stage like any other; the funnel
 /// table counts duplicates in an extra column. A "skeleton" prompt without a

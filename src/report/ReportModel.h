@@ -20,8 +20,8 @@ namespace ptxforge::report::detail {
 inline constexpr std::string_view kNotAvailable = "n/a";
 
 /// The funnel's stages in the order a candidate meets them (funnelStage's names).
-inline constexpr std::array<std::string_view, 9> kStages = {
-    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "faster"};
+inline constexpr std::array<std::string_view, 10> kStages = {
+    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "on-par", "faster"};
 
 /// Index of `stage` in kStages; kStages.size() when it is not one.
 size_t stageIndex(std::string_view stage);

@@ -553,6 +553,7 @@ private:
           verdict = (*stored)->verdict;
           speedup = (*stored)->speedup;
           shown = "(recorded) " + (*stored)->summary;
+          candidatesMade_++;
           return true;
         }
       }
@@ -598,6 +599,7 @@ private:
           Result<int64_t> id = ctx_.store.addCandidate(candidate);
           if (!id) return false;
           candidateId = *id;
+          candidatesMade_++;
           copy.candidateId = candidateId;
           copy.result["duplicate_of"] = (*duplicate)->id;
           if (!ctx_.store.putResult(copy)) return false;

@@ -18,8 +18,10 @@ flow removed; a fill request gets the correct module.
 Protocol: ExecBackend.h (request JSON on stdin, JSON answer on stdout).
 """
 import json
+import os
 import re
 import sys
+import time
 
 
 def reference_ptx(text):
@@ -65,6 +67,8 @@ def skeleton(ptx):
 
 def main():
     request = json.load(sys.stdin)
+    # SCRIPTED_MODEL_DELAY: seconds to think, so that a test can interrupt a run mid-round.
+    time.sleep(float(os.environ.get("SCRIPTED_MODEL_DELAY", "0")))
     user = "\n".join(m["content"] for m in request.get("messages", []) if m["role"] == "user")
     ptx = reference_ptx(user)
     if ptx is None:
