@@ -95,6 +95,22 @@ TEST(SassStats, CountsFromNvdisasmJson) {
   EXPECT_EQ(document["functions"]["g"]["instructions"], 1);
 }
 
+TEST(SassStats, CodeTextIsTheInstructionsWithoutPadding) {
+  Result<SassStats> stats = sassStatsFromJson(kNvdisasmJson);
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  // One line per instruction under its function, predicate first, NOP padding dropped.
+  EXPECT_EQ(stats->code.rfind("function k:\nLDG.E.128 R4,desc[UR4][R2.64]\n", 0), 0u) << stats->code;
+  EXPECT_NE(stats->code.find("\n@P0 EXIT \nBRA 0xd0\nfunction g:\nEXIT \n"), std::string::npos) << stats->code;
+  EXPECT_EQ(stats->code.find("NOP"), std::string::npos);
+  // A different operand is different code.
+  std::string changed = kNvdisasmJson;
+  changed.replace(changed.find("R0,R4,R5,R6"), 11, "R0,R4,R5,R7");
+  Result<SassStats> other = sassStatsFromJson(changed);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->code, stats->code);
+  EXPECT_EQ(other->total.instructions, stats->total.instructions);
+}
+
 TEST(SassStats, RejectsNonJson) {
   EXPECT_FALSE(sassStatsFromJson("not json").ok());
   EXPECT_FALSE(sassStatsFromJson(R"([{"Producer":"x"},{"unexpected":1}])").ok());
