@@ -143,7 +143,9 @@ std::string normalizePtx(std::string_view ptx) {
       continue;
     }
     if (c == '/' && i + 1 < ptx.size() && ptx[i + 1] == '*') {
+      // A comment separates tokens like whitespace does.
       inBlockComment = true;
+      line += ' ';
       ++i;
       continue;
     }
@@ -279,7 +281,10 @@ public:
     summaryJson["reference"] = ref;
     summaryJson["tokens"] = {{"prompt", promptTokens_}, {"completion", completionTokens_}};
     summaryJson["wall_s"] = std::chrono::duration<double>(Clock::now() - start_).count();
-    summaryJson["stopped_because"] = stoppedBecause_.empty() ? "all rounds ran" : stoppedBecause_;
+    std::string because = stoppedBecause_;
+    if (ctx_.stop.stop_requested()) because = "interrupted";
+    else if (because.empty()) because = "all rounds ran";
+    summaryJson["stopped_because"] = because;
     summaryJson["counts"] = counts_;
     summaryJson["candidates"] = candidatesMade_.load();
     return summaryJson;
@@ -749,6 +754,20 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     Result<SolveOptions> recorded = optionsFromJson(run->parameters);
     if (!recorded) return recorded.error();
     options = std::move(recorded.value());
+    // Earlier resumes' overrides still hold (they are kept in the summary, the
+    // recorded parameters stay as the run began), then this one's.
+    if (run->summary.contains("resumes") && run->summary["resumes"].is_array())
+      for (const nlohmann::json &earlier : run->summary["resumes"]) {
+        if (!earlier.is_object() || !earlier.contains("overrides") || !earlier["overrides"].is_object()) continue;
+        const nlohmann::json &o = earlier["overrides"];
+        if (o.contains("rounds") && o["rounds"].is_number_integer()) options.rounds = o["rounds"].get<int>();
+        if (o.contains("max_tokens_total") && o["max_tokens_total"].is_number_integer())
+          options.maxTokensTotal = o["max_tokens_total"].get<int64_t>();
+        if (o.contains("max_wall_seconds") && o["max_wall_seconds"].is_number())
+          options.maxWallSeconds = o["max_wall_seconds"].get<double>();
+        if (o.contains("max_candidates_total") && o["max_candidates_total"].is_number_integer())
+          options.maxCandidatesTotal = o["max_candidates_total"].get<int>();
+      }
     nlohmann::json changed = nlohmann::json::object();
     if (overrides.rounds) changed["rounds"] = options.rounds = *overrides.rounds;
     if (overrides.maxTokensTotal) changed["max_tokens_total"] = options.maxTokensTotal = *overrides.maxTokensTotal;

@@ -252,3 +252,117 @@ TEST(PromptReference, SgemmSpecAndFewShotFromCompiledReference) {
   for (const char *needle : {"- `ld`: ", "- `fma`: ", "- `bar`: ", "- `cvta`: ", "- `setp`: "}) EXPECT_CONTAINS(user, needle);
   EXPECT_CONTAINS(user, ".version " + std::string(reference->ptx.substr(reference->ptx.find(".version") + 9, 3)));
 }
+
+// --- the skeleton strategy ---------------------------------------------------
+
+namespace {
+
+/// Declarations and control flow of saxpy, no arithmetic: what a skeleton answer holds.
+const char *kSaxpySkeleton = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry saxpy(.param .u64 saxpy_param_0, .param .u64 saxpy_param_1, .param .f32 saxpy_param_2, .param .u32 saxpy_param_3)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<8>;
+  // i = ctaid.x * ntid.x + tid.x; leave when i >= n
+  setp.ge.s32 %p1, %r1, %r2;
+  @%p1 bra $L__BB0_2;
+  // y[i] = a * x[i] + y[i]
+$L__BB0_2:
+  ret;
+}
+)";
+
+} // namespace
+
+TEST(Prompt, ParseStrategiesAcceptsSkeleton) {
+  auto list = parseStrategies("zero-shot,skeleton");
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  EXPECT_EQ(*list, (std::vector<Strategy>{Strategy::ZeroShot, Strategy::Skeleton}));
+  EXPECT_EQ(parseStrategy("skeleton"), std::optional<Strategy>(Strategy::Skeleton));
+  EXPECT_STREQ(strategyName(Strategy::Skeleton), "skeleton");
+  auto bad = parseStrategies("skeletons");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("skeleton"), std::string::npos); // listed among the valid ones
+}
+
+TEST(Prompt, SkeletonRequestAsksForTheSkeletonOnly) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  std::string user = userText(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::ZeroShot, Strategy::Skeleton}, templates()));
+  EXPECT_CONTAINS(user, "# First, only the skeleton");
+  EXPECT_CONTAINS(user, "`.visible .entry saxpy`");
+  EXPECT_CONTAINS(user, "`.target sm_90`");
+  EXPECT_CONTAINS(user, ".param .u64 saxpy_param_0,  // x: f32* input"); // the task is still there
+  EXPECT_EQ(user.find("# Answer format"), std::string::npos) << user;  // the skeleton section replaces it
+  EXPECT_EQ(user.find("# Now fill in your skeleton"), std::string::npos);
+  EXPECT_EQ(user.find("{{"), std::string::npos);
+}
+
+TEST(Prompt, SkeletonFillShowsTheDraftAndItsFeedback) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  PromptInput input{task, "sm_90", kSaxpyPtx};
+  input.skeleton = SkeletonDraft{kSaxpySkeleton, "The lint found (scripted): error[undeclared-register] on line 12\n"};
+  std::string user =
+      userText(buildPrompt(input, {Strategy::ZeroShot, Strategy::FewShot, Strategy::Skeleton}, templates()));
+  EXPECT_CONTAINS(user, "# Now fill in your skeleton");
+  EXPECT_CONTAINS(user, "```ptx\n" + std::string(kSaxpySkeleton));
+  EXPECT_CONTAINS(user, "The lint found (scripted): error[undeclared-register] on line 12\n");
+  EXPECT_CONTAINS(user, "# Answer format");
+  EXPECT_CONTAINS(user, "fma.rn.f32 %f3, %f2, %f1, %f3;"); // few-shot still applies
+  EXPECT_EQ(user.find("# First, only the skeleton"), std::string::npos);
+  // Sections in the enum's order, the answer format last.
+  EXPECT_LT(user.find("__global__"), user.find("# Now fill in your skeleton"));
+  EXPECT_LT(user.find("# Now fill in your skeleton"), user.find("# Answer format"));
+
+  // Without the Skeleton strategy a draft is ignored.
+  std::string plain = userText(buildPrompt(input, {Strategy::ZeroShot}, templates()));
+  EXPECT_EQ(plain.find("# Now fill in your skeleton"), std::string::npos);
+  EXPECT_EQ(plain.find("$L__BB0_2:\n  ret;"), std::string::npos);
+}
+
+TEST(Prompt, SkeletonDoesNotCombineWithRepairOrOptimize) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  PromptInput input{task, "sm_90"};
+  input.previous = Attempt{kSaxpyPtx, {}};
+  for (verify::Verdict verdict : {verify::Verdict::Wrong, verify::Verdict::Correct}) {
+    input.previous->result.verdict = verdict;
+    Strategy other = verdict == verify::Verdict::Correct ? Strategy::Optimize : Strategy::Repair;
+    for (bool withDraft : {false, true}) {
+      if (withDraft) input.skeleton = SkeletonDraft{kSaxpySkeleton, "The lint found no problems in it.\n"};
+      else input.skeleton.reset();
+      auto got = buildPrompt(input, {Strategy::ZeroShot, Strategy::Skeleton, other}, templates());
+      ASSERT_FALSE(got.ok()) << strategyName(other) << (withDraft ? " with a draft" : "");
+      EXPECT_EQ(got.error().kind, ErrorKind::InvalidInput);
+      EXPECT_NE(got.error().message.find("skeleton"), std::string::npos) << got.error().message;
+    }
+    // The same input without Skeleton is fine.
+    EXPECT_TRUE(buildPrompt(input, {Strategy::ZeroShot, other}, templates()).ok()) << strategyName(other);
+  }
+}
+
+TEST(Prompt, SkeletonFeedbackReportsOnlyRealProblems) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  // Declared registers the body will use, and no arithmetic: nothing to report.
+  EXPECT_EQ(skeletonFeedback(task, kSaxpySkeleton), "The lint found no problems in it.\n");
+
+  // Line 11 sets a predicate register that is never declared.
+  std::string broken = kSaxpySkeleton;
+  size_t at = broken.find("setp.ge.s32 %p1");
+  ASSERT_NE(at, std::string::npos);
+  broken.replace(at, std::string("setp.ge.s32 %p1").size(), "setp.ge.s32 %q1");
+  std::string feedback = skeletonFeedback(task, broken);
+  EXPECT_CONTAINS(feedback, "The lint found");
+  EXPECT_CONTAINS(feedback, "undeclared-register");
+  EXPECT_CONTAINS(feedback, "skeleton.ptx:11:");
+  EXPECT_CONTAINS(feedback, "%q1");
+  EXPECT_EQ(feedback.find("no problems"), std::string::npos);
+
+  // The gate's own checks count too: a skeleton for another kernel name.
+  std::string renamed = kSaxpySkeleton;
+  renamed.replace(renamed.find(".entry saxpy("), std::string(".entry saxpy(").size(), ".entry saxpy2(");
+  std::string gate = skeletonFeedback(task, renamed);
+  EXPECT_CONTAINS(gate, "missing-kernel");
+}
