@@ -18,7 +18,7 @@ namespace ptxforge::store {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 10000;
 
 // Run in one transaction on every open of a database older than kSchemaVersion
@@ -88,10 +88,33 @@ CREATE TABLE IF NOT EXISTS results (
 -- own: UNIQUE(run_id, round, slot, kind) already serves "WHERE run_id = ?".
 CREATE INDEX IF NOT EXISTS candidates_run_ptx_hash ON candidates(run_id, ptx_hash);
 CREATE INDEX IF NOT EXISTS candidates_run_sass_hash ON candidates(run_id, sass_hash);
-PRAGMA user_version = 1; -- kSchemaVersion
+-- Version 2: evals, each a solve run per task of a suite. A version-1 database
+-- gets these tables when it is opened; nothing else changes.
+CREATE TABLE IF NOT EXISTS evals (
+  id            INTEGER PRIMARY KEY,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL,
+  model         TEXT NOT NULL,
+  suite         TEXT NOT NULL,
+  suite_version TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  parameters    TEXT NOT NULL,
+  provenance    TEXT NOT NULL,
+  metrics       TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS eval_runs (
+  eval_id  INTEGER NOT NULL REFERENCES evals(id),
+  position INTEGER NOT NULL,
+  task     TEXT NOT NULL,
+  run_id   INTEGER NOT NULL REFERENCES runs(id),
+  PRIMARY KEY(eval_id, task)
+);
+PRAGMA user_version = 2; -- kSchemaVersion
 )sql";
 
 // Column lists, in the order the readers below expect them.
+constexpr std::string_view kEvalColumns =
+    "id, created_at, updated_at, model, suite, suite_version, status, parameters, provenance, metrics";
 constexpr std::string_view kRunColumns =
     "id, created_at, updated_at, task, model, strategies, status, parameters, provenance, summary";
 constexpr std::string_view kPromptColumns =
@@ -329,6 +352,24 @@ struct Store::Impl {
     if (auto error = readJson(row, first + 9, "runs.summary", run.id, run.summary))
       return *error;
     return run;
+  }
+
+  Result<EvalRecord> readEval(const Statement &row, int first) const {
+    EvalRecord record;
+    record.id = row.int64(first);
+    record.createdAt = row.text(first + 1);
+    record.updatedAt = row.text(first + 2);
+    record.model = row.text(first + 3);
+    record.suite = row.text(first + 4);
+    record.suiteVersion = row.text(first + 5);
+    record.status = row.text(first + 6);
+    if (auto error = readJson(row, first + 7, "evals.parameters", record.id, record.parameters))
+      return *error;
+    if (auto error = readJson(row, first + 8, "evals.provenance", record.id, record.provenance))
+      return *error;
+    if (auto error = readJson(row, first + 9, "evals.metrics", record.id, record.metrics))
+      return *error;
+    return record;
   }
 
   Result<PromptRecord> readPrompt(const Statement &row, int first) const {
@@ -718,6 +759,92 @@ Result<RunData> Store::load(int64_t runId) {
   if (auto committed = transaction.commit(what); !committed)
     return committed.error();
   return data;
+}
+
+Result<int64_t> Store::createEval(const EvalRecord &record) {
+  std::lock_guard lock(impl_->mutex);
+  std::string now = utcNow();
+  auto inserted = impl_->execute(
+      "creating an eval",
+      "INSERT INTO evals (created_at, updated_at, model, suite, suite_version, status, parameters, provenance, "
+      "metrics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      now, now, record.model, record.suite, record.suiteVersion, record.status, dumpJson(record.parameters),
+      dumpJson(record.provenance), dumpJson(record.metrics));
+  if (!inserted)
+    return inserted.error();
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(impl_->db.get()));
+}
+
+Result<void> Store::updateEval(int64_t evalId, const std::string &status, const nlohmann::json &metrics) {
+  std::lock_guard lock(impl_->mutex);
+  auto updated = impl_->execute("updating an eval",
+                                "UPDATE evals SET status = ?, metrics = ?, updated_at = ? WHERE id = ?", status,
+                                dumpJson(metrics), utcNow(), evalId);
+  if (!updated)
+    return updated.error();
+  if (sqlite3_changes(impl_->db.get()) == 0)
+    return makeError(ErrorKind::InvalidInput, fmt::format("no eval {} in {}", evalId, impl_->path));
+  return {};
+}
+
+Result<EvalRecord> Store::evalRecord(int64_t evalId) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM evals WHERE id = ?", kEvalColumns);
+  auto record = impl_->queryOne("reading an eval", &Impl::readEval, sql, evalId);
+  if (!record)
+    return record.error();
+  if (!*record)
+    return makeError(ErrorKind::InvalidInput, fmt::format("no eval {} in {}", evalId, impl_->path));
+  return std::move(**record);
+}
+
+Result<std::vector<EvalRecord>> Store::evals(size_t limit) {
+  std::lock_guard lock(impl_->mutex);
+  static const std::string sql = fmt::format("SELECT {} FROM evals ORDER BY id DESC LIMIT ?", kEvalColumns);
+  int64_t sqlLimit = limit == 0 ? -1 : static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max()));
+  auto statement = impl_->prepare("listing evals", sql, sqlLimit);
+  if (!statement)
+    return statement.error();
+  std::vector<EvalRecord> records;
+  for (;;) {
+    auto row = impl_->step(*statement, "listing evals");
+    if (!row)
+      return row.error();
+    if (!*row)
+      break;
+    auto record = impl_->readEval(*statement, 0);
+    if (!record)
+      return record.error();
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
+Result<void> Store::linkEvalRun(int64_t evalId, int position, const std::string &task, int64_t runId) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->execute("linking a run to an eval",
+                        "INSERT INTO eval_runs (eval_id, position, task, run_id) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(eval_id, task) DO UPDATE SET run_id = excluded.run_id, position = excluded.position",
+                        evalId, position, task, runId);
+}
+
+Result<std::vector<EvalRun>> Store::evalRuns(int64_t evalId) {
+  std::lock_guard lock(impl_->mutex);
+  auto statement = impl_->prepare("listing an eval's runs",
+                                  "SELECT position, task, run_id FROM eval_runs WHERE eval_id = ? ORDER BY position",
+                                  evalId);
+  if (!statement)
+    return statement.error();
+  std::vector<EvalRun> runs;
+  for (;;) {
+    auto row = impl_->step(*statement, "listing an eval's runs");
+    if (!row)
+      return row.error();
+    if (!*row)
+      break;
+    runs.push_back({statement->integer(0), statement->text(1), statement->int64(2)});
+  }
+  return runs;
 }
 
 std::string utcNow() {

@@ -3,7 +3,7 @@
 // and what the gate said of each, with provenance. Runs resume from it after an
 // interruption; `ptxforge runs`, `show` and `report` read it.
 //
-// Schema (version 1; `PRAGMA user_version`):
+// Schema (version 2; `PRAGMA user_version`; version 1 lacked evals and eval_runs):
 //   runs        (id, created_at, updated_at, task, model, strategies, status,
 //                parameters JSON, provenance JSON, summary JSON)
 //   prompts     (id, run_id, round, slot, kind, strategies, tendency,
@@ -14,6 +14,9 @@
 //                sass_hash, duplicate_of, extract_error, created_at)
 //   results     (candidate_id PRIMARY KEY, verdict, stage, summary, speedup,
 //                registers, result JSON, created_at)
+//   evals       (id, created_at, updated_at, model, suite, suite_version, status,
+//                parameters JSON, provenance JSON, metrics JSON)
+//   eval_runs   (eval_id, position, task, run_id) PRIMARY KEY(eval_id, task)
 //
 // Every write is its own transaction (or one transaction for a batch), so an
 // interrupted run loses at most the write in flight. Timestamps are UTC ISO 8601
@@ -113,6 +116,26 @@ struct AttemptRow {
   std::optional<ResultRecord> result;
 };
 
+/// One `ptxforge eval`: a solve run per task of a suite (schema version 2).
+struct EvalRecord {
+  int64_t id = 0;
+  std::string createdAt, updatedAt;
+  std::string model;        ///< the backend spec as given
+  std::string suite;        ///< "core", "L1", "vector_add,relu", ...
+  std::string suiteVersion; ///< "core@1a2b3c4d5e6f": the suite's name and a hash of its task files
+  std::string status = "running"; ///< as RunRecord::status
+  nlohmann::json parameters = nlohmann::json::object();
+  nlohmann::json provenance = nlohmann::json::object();
+  nlohmann::json metrics = nlohmann::json::object(); ///< eval::toJson(EvalMetrics) once scored
+};
+
+/// A task's run within an eval.
+struct EvalRun {
+  int position = 0; ///< the task's place in the suite
+  std::string task;
+  int64_t runId = 0;
+};
+
 /// A whole run, for `show` and `report`: attempts ordered by (round, slot, prompt id).
 struct RunData {
   RunRecord run;
@@ -165,6 +188,18 @@ public:
 
   /// The run and all its attempts.
   Result<RunData> load(int64_t runId);
+
+  // Evals.
+  Result<int64_t> createEval(const EvalRecord &record);
+  /// Sets status, metrics and updated_at; InvalidInput "no eval N in PATH" when absent.
+  Result<void> updateEval(int64_t evalId, const std::string &status, const nlohmann::json &metrics);
+  Result<EvalRecord> evalRecord(int64_t evalId);
+  /// Newest first; `limit` 0 means all.
+  Result<std::vector<EvalRecord>> evals(size_t limit = 0);
+  /// Records (or replaces) the run of `task` in an eval.
+  Result<void> linkEvalRun(int64_t evalId, int position, const std::string &task, int64_t runId);
+  /// The eval's runs by position.
+  Result<std::vector<EvalRun>> evalRuns(int64_t evalId);
 
   const std::string &path() const { return path_; }
 

@@ -153,8 +153,73 @@ TEST_F(StoreTest, OpenSetsWalModeAndSchemaVersion) {
     return value;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "1");
+  EXPECT_EQ(single("PRAGMA user_version"), "2");
   sqlite3_close(db);
+}
+
+TEST_F(StoreTest, AVersionOneDatabaseGainsTheEvalTablesAndKeepsItsRuns) {
+  {
+    auto store = openStore();
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->createRun(sampleRun()));
+  }
+  // What a version-1 database looked like: no eval tables.
+  rawExec("DROP TABLE eval_runs; DROP TABLE evals; PRAGMA user_version = 1;");
+  auto store = Store::open(dbPath());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto runs = (*store)->runs();
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 1u);
+  EvalRecord record;
+  record.model = "exec:model";
+  record.suite = "L1";
+  record.suiteVersion = "L1@abc";
+  auto id = (*store)->createEval(record);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+}
+
+TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
+  auto store = openStore();
+  ASSERT_TRUE(store);
+  auto runA = store->createRun(sampleRun());
+  auto runB = store->createRun(sampleRun());
+  ASSERT_TRUE(runA && runB);
+  EvalRecord record;
+  record.model = "replay:rec.jsonl";
+  record.suite = "vector_add,relu";
+  record.suiteVersion = "custom@0123456789ab";
+  record.parameters = {{"samples", 5}, {"ks", {1, 2}}};
+  record.provenance = {{"executor", "isolated-emu"}};
+  auto id = store->createEval(record);
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(store->linkEvalRun(*id, 1, "relu", *runB));
+  ASSERT_TRUE(store->linkEvalRun(*id, 0, "vector_add", *runA));
+  // Re-linking a task (a resumed eval) replaces its run.
+  ASSERT_TRUE(store->linkEvalRun(*id, 0, "vector_add", *runA));
+  nlohmann::json metrics = {{"ks", {1, 2}}, {"timed", false}};
+  ASSERT_TRUE(store->updateEval(*id, "done", metrics));
+  auto read = store->evalRecord(*id);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->model, record.model);
+  EXPECT_EQ(read->suiteVersion, record.suiteVersion);
+  EXPECT_EQ(read->status, "done");
+  EXPECT_EQ(read->parameters, record.parameters);
+  EXPECT_EQ(read->metrics, metrics);
+  auto runs = store->evalRuns(*id);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].task, "vector_add");
+  EXPECT_EQ((*runs)[0].runId, *runA);
+  EXPECT_EQ((*runs)[1].task, "relu");
+  auto all = store->evals();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 1u);
+  auto missing = store->evalRecord(*id + 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no eval"), std::string::npos);
+  EXPECT_FALSE(store->updateEval(*id + 1, "done", metrics).ok());
+  // A run that does not exist cannot be linked.
+  EXPECT_FALSE(store->linkEvalRun(*id, 2, "gelu", 9999).ok());
 }
 
 TEST_F(StoreTest, RefusesANewerSchemaVersionNamingThePath) {

@@ -2,6 +2,7 @@
 #include "SolveCommands.h"
 
 #include "Commands.h"
+#include "ModelOptions.h"
 #include "llm/BackendSpec.h"
 #include "prompt/PromptBuilder.h"
 #include "prompt/Template.h"
@@ -31,24 +32,11 @@ constexpr int kExitOk = 0;
 constexpr int kExitNoKernel = 1;
 constexpr int kExitUsage = 2;
 
-std::atomic<int> interrupts{0};
-
-extern "C" void onInterrupt(int) {
-  // The first Ctrl-C stops the run cleanly; a second one kills as usual.
-  interrupts.fetch_add(1);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-}
-
 /// Options of the model-facing commands.
 struct SolveCli {
   // What to solve and with which model.
   std::string task;
-  std::string model;
-  std::optional<std::string> baseUrl, apiKeyEnv, record, batchFile;
-  std::vector<std::string> batchResults;
-  std::optional<double> connectTimeout, requestTimeout, stallTimeout, retryBackoff, maxRetryAfter;
-  std::optional<int> retries;
+  ModelFlags model;
   // The loop.
   int rounds = 3;
   int candidates = 4;
@@ -87,18 +75,6 @@ struct SolveCli {
   std::set<std::string> given;
 };
 
-std::string defaultStorePath() {
-  if (const char *env = std::getenv("PTXFORGE_STORE"); env && *env) return env;
-  return "ptxforge-runs/runs.db";
-}
-
-Result<std::unique_ptr<store::Store>> openStore(const std::string &path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ignored;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-  return store::Store::open(path);
-}
-
 Result<void> writeFile(const std::filesystem::path &path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -120,26 +96,6 @@ std::optional<std::vector<double>> parseTemperatures(const std::string &text) {
     values.push_back(value);
   }
   return values;
-}
-
-/// Backend options: defaults, then the environment twins, then flags.
-Result<llm::BackendOptions> backendOptions(const SolveCli &cli) {
-  Result<llm::BackendOptions> fromEnvironment = llm::optionsFromEnvironment();
-  if (!fromEnvironment) return fromEnvironment;
-  llm::BackendOptions options = std::move(fromEnvironment.value());
-  auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
-  if (cli.baseUrl) options.baseUrl = *cli.baseUrl;
-  if (cli.apiKeyEnv) options.apiKeyVariable = *cli.apiKeyEnv;
-  if (cli.record) options.recordPath = *cli.record;
-  if (cli.batchFile) options.batchFile = *cli.batchFile;
-  if (!cli.batchResults.empty()) options.batchResults = cli.batchResults;
-  if (cli.connectTimeout) options.connectTimeout = ms(*cli.connectTimeout);
-  if (cli.requestTimeout) options.requestTimeout = ms(*cli.requestTimeout);
-  if (cli.stallTimeout) options.stallTimeout = ms(*cli.stallTimeout);
-  if (cli.retryBackoff) options.initialBackoff = ms(*cli.retryBackoff);
-  if (cli.maxRetryAfter) options.maxRetryAfter = ms(*cli.maxRetryAfter);
-  if (cli.retries) options.maxRetries = *cli.retries;
-  return options;
 }
 
 /// The run's files: best.ptx, summary.json, report.md, report.html.
@@ -189,7 +145,7 @@ int runSolve(const SolveCli &cli) {
     return kExitUsage;
   }
 
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
   if (!store) {
     fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
     return kExitUsage;
@@ -197,27 +153,16 @@ int runSolve(const SolveCli &cli) {
 
   // A resumed run keeps its model spec unless another is given (a batch run
   // resumes with the same spec and --batch-results).
-  std::string modelSpec = cli.model;
-  if (cli.resume) {
+  std::string modelSpec = cli.model.model;
+  if (cli.resume && modelSpec.empty()) {
     Result<store::RunRecord> run = (*store)->run(*cli.resume);
     if (!run) {
       fmt::print(stderr, "ptxforge: error: {}\n", run.error().message);
       return kExitUsage;
     }
-    if (modelSpec.empty()) modelSpec = run->model;
+    modelSpec = run->model;
   }
-  if (modelSpec.empty())
-    if (std::optional<std::string> fromEnvironment = llm::modelSpecFromEnvironment()) modelSpec = *fromEnvironment;
-  if (modelSpec.empty()) {
-    fmt::print(stderr, "ptxforge: error: no model: give --model BACKEND:NAME (or set PTXFORGE_MODEL)\n");
-    return kExitUsage;
-  }
-  Result<llm::BackendOptions> backendOpts = backendOptions(cli);
-  if (!backendOpts) {
-    fmt::print(stderr, "ptxforge: error: {}\n", backendOpts.error().message);
-    return kExitUsage;
-  }
-  Result<std::unique_ptr<llm::Backend>> backend = llm::openBackend(modelSpec, *backendOpts);
+  Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
   if (!backend) {
     fmt::print(stderr, "ptxforge: error: {}\n", backend.error().message);
     return kExitUsage;
@@ -280,26 +225,12 @@ int runSolve(const SolveCli &cli) {
   options.check.launchTimeoutMs = cli.launchTimeoutMs;
   options.check.benchmark = !emulated;
 
-  std::stop_source stopSource;
-  interrupts = 0;
-  std::signal(SIGINT, onInterrupt);
-  std::signal(SIGTERM, onInterrupt);
-  std::jthread watcher([&](std::stop_token done) {
-    while (!done.stop_requested()) {
-      if (interrupts.load() > 0) {
-        fmt::print(stderr, "ptxforge: interrupted: finishing the store writes (Ctrl-C again to kill)\n");
-        stopSource.request_stop();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
-
+  InterruptStop interrupt;
   solve::SolveContext context{*task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}};
   context.provenance = {{"ptxforge", std::string(versionString())},
                         {"reference_compiler", "NVRTC"},
                         {"task_level", task->level}};
-  context.stop = stopSource.get_token();
+  context.stop = interrupt.token();
   if (!cli.quiet) context.onProgress = printProgress;
 
   solve::ResumeOverrides overrides;
@@ -310,10 +241,6 @@ int runSolve(const SolveCli &cli) {
     if (cli.given.count("max-candidates")) overrides.maxCandidatesTotal = cli.maxCandidates;
   }
   Result<solve::SolveOutcome> outcome = solve::solve(context, options, cli.resume, overrides);
-  watcher.request_stop();
-  watcher.join();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   if (!outcome) {
     fmt::print(stderr, "ptxforge: error: {}\n", outcome.error().message);
     return kExitUsage;
@@ -357,7 +284,7 @@ int runSolve(const SolveCli &cli) {
 }
 
 int runRuns(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
   if (!store) {
     fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
     return kExitUsage;
@@ -396,7 +323,7 @@ int runRuns(const SolveCli &cli) {
 }
 
 int runShow(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
   if (!store) {
     fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
     return kExitUsage;
@@ -456,7 +383,7 @@ int runShow(const SolveCli &cli) {
 }
 
 int runReport(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath.empty() ? defaultStorePath() : cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
   if (!store) {
     fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
     return kExitUsage;
@@ -488,10 +415,6 @@ int runReport(const SolveCli &cli) {
   return kExitOk;
 }
 
-void addStoreOption(CLI::App *command, SolveCli &cli) {
-  command->add_option("--store", cli.storePath, "Run database (default: ptxforge-runs/runs.db)")->envname("PTXFORGE_STORE");
-}
-
 } // namespace
 
 void ignoreSigpipe() { std::signal(SIGPIPE, SIG_IGN); }
@@ -504,21 +427,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   CLI::App *solveCommand = app.add_subcommand(
       "solve", "A model writes PTX for a task: generate, verify, repair and optimize over rounds of candidates");
   solveCommand->add_option("task", cli.task, "Task name (see `ptxforge tasks`)")->required();
-  solveCommand->add_option("--model", cli.model,
-                           "BACKEND:NAME: openai:MODEL, anthropic:MODEL, exec:COMMAND, replay:FILE.jsonl, batch:MODEL")
-      ->envname("PTXFORGE_MODEL");
-  solveCommand->add_option("--base-url", cli.baseUrl, "Endpoint root of an openai or anthropic server")
-      ->envname("PTXFORGE_BASE_URL");
-  solveCommand->add_option("--api-key-env", cli.apiKeyEnv, "Name of the environment variable holding the API key");
-  solveCommand->add_option("--record", cli.record, "Append every completion to this JSONL file (replay:FILE replays it)");
-  solveCommand->add_option("--batch-file", cli.batchFile, "batch: where to write the requests not answered yet");
-  solveCommand->add_option("--batch-results", cli.batchResults, "batch: Batch-API output files to answer from");
-  solveCommand->add_option("--connect-timeout", cli.connectTimeout, "Seconds to wait for a connection");
-  solveCommand->add_option("--request-timeout", cli.requestTimeout, "Seconds one model request may take");
-  solveCommand->add_option("--stall-timeout", cli.stallTimeout, "Seconds a stream may stay silent");
-  solveCommand->add_option("--retries", cli.retries, "Retries on 429, 5xx and broken connections")->check(CLI::Range(0, 100));
-  solveCommand->add_option("--retry-backoff", cli.retryBackoff, "Seconds before the first retry");
-  solveCommand->add_option("--max-retry-after", cli.maxRetryAfter, "Longest Retry-After in seconds that is waited out");
+  addModelFlags(solveCommand, cli.model);
   solveCommand->add_option("--rounds", cli.rounds, "Rounds (round 1 fresh, later rounds repair/optimize)")
       ->check(CLI::Range(1, 1000))
       ->default_val(3);
@@ -554,7 +463,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   solveCommand->add_option("--timing-rounds", cli.timingRounds, "Interleaved timing rounds")->default_val(10);
   solveCommand->add_option("--timeout-ms", cli.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
   solveCommand->add_option("--tasks-dir", cli.tasksDirs, "Extra folder of tasks (repeatable)");
-  addStoreOption(solveCommand, cli);
+  addStoreFlag(solveCommand, cli.storePath);
   solveCommand->add_option("--out", cli.outDir, "Where best.ptx, summary.json and the reports go "
                                                 "(default: run-N beside the store)");
   solveCommand->add_option("--resume", cli.resume, "Resume run N (after an interruption, or with batch results)");
@@ -567,20 +476,20 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   });
 
   CLI::App *runsCommand = app.add_subcommand("runs", "List the solve runs in the store, newest first");
-  addStoreOption(runsCommand, cli);
+  addStoreFlag(runsCommand, cli.storePath);
   runsCommand->add_option("--limit", cli.limit, "At most this many (0: all)")->default_val(20);
   runsCommand->add_option("--format", cli.format, "Output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
   runsCommand->callback([&exitCode, shared] { exitCode = runRuns(*shared); });
 
   CLI::App *showCommand = app.add_subcommand("show", "Show one run: its attempts, stages and best kernel");
   showCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
-  addStoreOption(showCommand, cli);
+  addStoreFlag(showCommand, cli.storePath);
   showCommand->add_option("--format", cli.format, "text (Markdown) or json")->check(CLI::IsMember({"text", "json"}))->default_val("text");
   showCommand->callback([&exitCode, shared] { exitCode = runShow(*shared); });
 
   CLI::App *reportCommand = app.add_subcommand("report", "Write a run's report as Markdown and self-contained HTML");
   reportCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
-  addStoreOption(reportCommand, cli);
+  addStoreFlag(reportCommand, cli.storePath);
   reportCommand->add_option("--out", cli.outDir, "Folder for report.md / report.html (default: run-N beside the store)");
   reportCommand->add_option("--as", cli.reportFormat, "md, html or both")->check(CLI::IsMember({"md", "html", "both"}))->default_val("both");
   reportCommand->callback([&exitCode, shared] { exitCode = runReport(*shared); });

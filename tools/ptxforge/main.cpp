@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 no errors, 1 the input has errors, 2 usage or I/O problems.
 #include "Commands.h"
+#include "EvalCommands.h"
 #include "SolveCommands.h"
 #include "TaskCommands.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerCommands(app, options);
   ptxforge::cli::registerTaskCommands(app, options.exitCode);
   ptxforge::cli::registerSolveCommands(app, options.exitCode);
+  ptxforge::cli::registerEvalCommands(app, options.exitCode);
   ptxforge::cli::ignoreSigpipe();
 
   try {

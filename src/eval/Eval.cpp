@@ -1,0 +1,280 @@
+// The eval runner (Eval.h): one solve run per task, linked to the eval in the
+// store; metrics are always computed from the store's runs.
+#include "eval/Eval.h"
+
+#include "llm/RequestHash.h"
+#include "solve/Solve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace ptxforge::eval {
+
+nlohmann::json optionsToJson(const EvalOptions &options) {
+  std::vector<std::string> strategies;
+  for (prompt::Strategy s : options.strategies) strategies.push_back(prompt::strategyName(s));
+  return {{"suite", options.suite},
+          {"samples", options.samples},
+          {"ks", options.ks},
+          {"rounds", options.rounds},
+          {"strategies", strategies},
+          {"temperature", options.temperature},
+          {"top_p", options.topP ? nlohmann::json(*options.topP) : nlohmann::json(nullptr)},
+          {"max_tokens", options.maxTokens ? nlohmann::json(*options.maxTokens) : nlohmann::json(nullptr)},
+          {"seed", options.seed},
+          {"stream", options.stream},
+          {"concurrency", options.concurrency},
+          {"arch", options.arch},
+          {"trials", options.trials},
+          {"timing_rounds", options.timingRounds},
+          {"launch_timeout_ms", options.launchTimeoutMs}};
+}
+
+Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
+  try {
+    EvalOptions options;
+    options.suite = json.at("suite").get<std::string>();
+    options.samples = json.at("samples").get<int>();
+    options.ks = json.at("ks").get<std::vector<int>>();
+    options.rounds = json.at("rounds").get<int>();
+    options.strategies.clear();
+    for (const nlohmann::json &name : json.at("strategies")) {
+      std::optional<prompt::Strategy> s = prompt::parseStrategy(name.get<std::string>());
+      if (!s) return makeError(ErrorKind::InvalidInput, "eval parameters: unknown strategy " + name.dump());
+      options.strategies.push_back(*s);
+    }
+    options.temperature = json.at("temperature").get<double>();
+    if (!json.at("top_p").is_null()) options.topP = json.at("top_p").get<double>();
+    options.maxTokens.reset();
+    if (!json.at("max_tokens").is_null()) options.maxTokens = json.at("max_tokens").get<int>();
+    options.seed = json.at("seed").get<uint64_t>();
+    options.stream = json.at("stream").get<bool>();
+    options.concurrency = json.at("concurrency").get<int>();
+    options.arch = json.at("arch").get<std::string>();
+    options.trials = json.at("trials").get<int>();
+    options.timingRounds = json.at("timing_rounds").get<int>();
+    options.launchTimeoutMs = json.at("launch_timeout_ms").get<uint32_t>();
+    return options;
+  } catch (const nlohmann::json::exception &error) {
+    return makeError(ErrorKind::InvalidInput, std::string("eval parameters: ") + error.what());
+  }
+}
+
+Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &suite, const std::string &name) {
+  std::vector<const tasks::TaskSpec *> selected;
+  if (name == "core" || name == "L1" || name == "L2" || name == "L3") {
+    int level = name == "core" ? 0 : name[1] - '0';
+    for (const tasks::TaskSpec &task : suite.tasks)
+      if (level == 0 || task.level == level) selected.push_back(&task);
+  } else {
+    std::stringstream stream(name);
+    std::string item;
+    while (std::getline(stream, item, ',')) {
+      if (item.empty()) continue;
+      auto found = std::find_if(suite.tasks.begin(), suite.tasks.end(),
+                                [&](const tasks::TaskSpec &task) { return task.name == item; });
+      if (found == suite.tasks.end()) {
+        std::string names;
+        for (const tasks::TaskSpec &task : suite.tasks) names += (names.empty() ? "" : ", ") + task.name;
+        return makeError(ErrorKind::InvalidInput, "--suite: '" + item +
+                                                      "' is neither core, L1, L2, L3 nor a task (tasks: " + names + ")");
+      }
+      if (std::find(selected.begin(), selected.end(), &*found) == selected.end()) selected.push_back(&*found);
+    }
+    // Suite order, whatever order the names came in: the version must not depend on it.
+    std::sort(selected.begin(), selected.end(), [&](const tasks::TaskSpec *a, const tasks::TaskSpec *b) {
+      return std::tie(a->level, a->name) < std::tie(b->level, b->name);
+    });
+  }
+  if (selected.empty()) return makeError(ErrorKind::InvalidInput, "--suite '" + name + "' selects no task");
+  return selected;
+}
+
+std::string suiteVersion(const std::string &name, const std::vector<const tasks::TaskSpec *> &tasks) {
+  std::string bytes;
+  for (const tasks::TaskSpec *task : tasks) {
+    std::ifstream toml(task->folder / "task.toml", std::ios::binary);
+    std::stringstream text;
+    text << toml.rdbuf();
+    bytes += task->name + '\0' + text.str() + '\0' + task->referenceSource + '\0';
+  }
+  return name + "@" + llm::sha256Hex(bytes).substr(0, 12);
+}
+
+namespace {
+
+/// The metrics of an eval's runs, in run order, with the errors recorded for tasks without a run.
+Result<nlohmann::json> metricsOf(store::Store &store, int64_t evalId, const std::vector<int> &ks) {
+  Result<std::vector<store::EvalRun>> runs = store.evalRuns(evalId);
+  if (!runs) return runs.error();
+  std::vector<store::RunData> data;
+  std::vector<int> levels;
+  for (const store::EvalRun &run : *runs) {
+    Result<store::RunData> loaded = store.load(run.runId);
+    if (!loaded) return loaded.error();
+    const nlohmann::json &provenance = loaded->run.provenance;
+    int level = provenance.is_object() && provenance.contains("task_level") && provenance["task_level"].is_number_integer()
+                    ? provenance["task_level"].get<int>()
+                    : 0;
+    levels.push_back(level);
+    data.push_back(std::move(loaded.value()));
+  }
+  return toJson(evalMetrics(data, levels, ks));
+}
+
+nlohmann::json documentOf(const store::EvalRecord &record, const nlohmann::json &metrics) {
+  nlohmann::json document = {{"eval", record.id},
+                             {"created_at", record.createdAt},
+                             {"updated_at", record.updatedAt},
+                             {"model", record.model},
+                             {"suite", record.suite},
+                             {"suite_version", record.suiteVersion},
+                             {"status", record.status},
+                             {"parameters", record.parameters},
+                             {"provenance", record.provenance},
+                             {"metrics", metrics}};
+  if (record.metrics.is_object() && record.metrics.contains("errors")) document["errors"] = record.metrics["errors"];
+  return document;
+}
+
+} // namespace
+
+Result<nlohmann::json> evalDocument(store::Store &store, int64_t evalId) {
+  Result<store::EvalRecord> record = store.evalRecord(evalId);
+  if (!record) return record.error();
+  std::vector<int> ks = {1};
+  if (record->parameters.is_object())
+    if (Result<EvalOptions> options = optionsFromJson(record->parameters)) ks = options->ks;
+  Result<nlohmann::json> metrics = metricsOf(store, evalId, ks);
+  if (!metrics) return metrics.error();
+  return documentOf(*record, *metrics);
+}
+
+Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, std::optional<int64_t> resumeEvalId) {
+  EvalOptions options = requested;
+  int64_t evalId = 0;
+  std::map<std::string, int64_t> existingRuns;
+  if (resumeEvalId) {
+    Result<store::EvalRecord> record = context.store.evalRecord(*resumeEvalId);
+    if (!record) return record.error();
+    Result<EvalOptions> recorded = optionsFromJson(record->parameters);
+    if (!recorded) return recorded.error();
+    options = std::move(recorded.value());
+    evalId = *resumeEvalId;
+    Result<std::vector<store::EvalRun>> runs = context.store.evalRuns(evalId);
+    if (!runs) return runs.error();
+    for (const store::EvalRun &run : *runs) existingRuns[run.task] = run.runId;
+  }
+  options.samples = std::max(1, options.samples);
+  options.rounds = std::max(1, options.rounds);
+  std::sort(options.ks.begin(), options.ks.end());
+  options.ks.erase(std::unique(options.ks.begin(), options.ks.end()), options.ks.end());
+  for (int k : options.ks)
+    if (k < 1 || k > options.samples)
+      return makeError(ErrorKind::InvalidInput,
+                       fmt::format("pass@{} needs at least {} samples per task (--samples is {})", k, k, options.samples));
+
+  Result<std::vector<const tasks::TaskSpec *>> selected = selectTasks(context.suite, options.suite);
+  if (!selected) return selected.error();
+  std::string version = suiteVersion(options.suite, *selected);
+  const exec::DeviceProperties &device = context.executor.properties();
+  bool emulated = context.executor.moduleFormat() == exec::ModuleFormat::Ptx;
+
+  if (resumeEvalId) {
+    Result<store::EvalRecord> record = context.store.evalRecord(evalId);
+    if (!record) return record.error();
+    if (record->suiteVersion != version)
+      return makeError(ErrorKind::InvalidInput,
+                       fmt::format("eval {} was made on suite version {}, the tasks here are {}: its tasks changed "
+                                   "since, so it cannot be resumed",
+                                   evalId, record->suiteVersion, version));
+  } else {
+    store::EvalRecord record;
+    record.model = context.modelSpec;
+    record.suite = options.suite;
+    record.suiteVersion = version;
+    record.parameters = optionsToJson(options);
+    nlohmann::json provenance = context.provenance.is_object() ? context.provenance : nlohmann::json::object();
+    provenance["device"] = device.name;
+    provenance["executor"] = device.backend;
+    provenance["driver_version"] = device.driverVersion;
+    provenance["arch"] = options.arch;
+    provenance["backend"] = context.backend.describe();
+    provenance["timed"] = !emulated;
+    record.provenance = std::move(provenance);
+    Result<int64_t> created = context.store.createEval(record);
+    if (!created) return created.error();
+    evalId = *created;
+  }
+
+  nlohmann::json errors = nlohmann::json::array();
+  bool pending = false;
+  int position = 0;
+  for (const tasks::TaskSpec *task : *selected) {
+    int index = position++;
+    if (context.stop.stop_requested()) break;
+    std::optional<int64_t> resumeRun;
+    if (auto found = existingRuns.find(task->name); found != existingRuns.end()) {
+      Result<store::RunRecord> run = context.store.run(found->second);
+      if (!run) return run.error();
+      if (run->status == "done") continue;
+      resumeRun = found->second;
+    }
+    solve::SolveOptions solveOptions;
+    solveOptions.rounds = options.rounds;
+    solveOptions.candidates = options.samples;
+    solveOptions.strategies = options.strategies;
+    solveOptions.tendencies = {""}; // independent samples: no stated tendency
+    solveOptions.temperatures = {options.temperature};
+    solveOptions.topP = options.topP;
+    solveOptions.maxTokens = options.maxTokens;
+    solveOptions.seed = options.seed;
+    solveOptions.stream = options.stream;
+    solveOptions.concurrency = options.concurrency;
+    solveOptions.arch = options.arch;
+    solveOptions.check.shapeIndices = emulated ? task->smallShapes : std::vector<size_t>{};
+    solveOptions.check.seed = options.seed;
+    solveOptions.check.trials = options.trials;
+    solveOptions.check.timingRounds = options.timingRounds;
+    solveOptions.check.launchTimeoutMs = options.launchTimeoutMs;
+    solveOptions.check.benchmark = !emulated;
+
+    if (context.onProgress)
+      context.onProgress(fmt::format("[{}/{}] {}: {}", index + 1, selected->size(), task->name,
+                                     resumeRun ? "resuming run " + std::to_string(*resumeRun) : "starting"));
+    solve::SolveContext solveContext{*task,          context.backend,  context.modelSpec, context.executor,
+                                     context.store,  context.templates, context.provenance, {},
+                                     context.stop};
+    solveContext.provenance["task_level"] = task->level;
+    solveContext.provenance["eval"] = evalId;
+    Result<solve::SolveOutcome> outcome = solve::solve(solveContext, solveOptions, resumeRun);
+    if (!outcome) {
+      errors.push_back({{"task", task->name}, {"error", outcome.error().message}});
+      if (context.onProgress) context.onProgress(fmt::format("  {}: not run: {}", task->name, outcome.error().message));
+      continue;
+    }
+    if (Result<void> linked = context.store.linkEvalRun(evalId, index, task->name, outcome->runId); !linked)
+      return linked.error();
+    if (outcome->status == "pending") pending = true;
+    if (context.onProgress) {
+      const nlohmann::json &counts = outcome->summary.contains("counts") ? outcome->summary["counts"] : nlohmann::json();
+      context.onProgress(fmt::format("  {}: run {} {}: {}", task->name, outcome->runId, outcome->status,
+                                     counts.is_object() ? counts.dump() : "{}"));
+    }
+  }
+
+  std::string status = context.stop.stop_requested() ? "interrupted" : pending ? "pending" : "done";
+  Result<nlohmann::json> metrics = metricsOf(context.store, evalId, options.ks);
+  if (!metrics) return metrics.error();
+  nlohmann::json stored = *metrics;
+  if (!errors.empty()) stored["errors"] = errors;
+  if (Result<void> updated = context.store.updateEval(evalId, status, stored); !updated) return updated.error();
+  Result<nlohmann::json> document = evalDocument(context.store, evalId);
+  if (!document) return document.error();
+  return EvalOutcome{evalId, status, std::move(document.value())};
+}
+
+} // namespace ptxforge::eval

@@ -1,0 +1,92 @@
+// ptxforge eval: scores a model at writing PTX. For every task of a suite, a
+// solve run with n independent samples (slots that share one prompt, one
+// temperature and no stated tendency, differing only in their seed) and,
+// with rounds > 1, repair/optimize turns; every sample through the full gate.
+// The runs are recorded in the store under one eval, so an eval resumes after
+// an interruption and works with the batch backend (each invocation answers
+// one round of every task). Metrics.h defines the figures; EvalReport.h
+// renders them. See docs/eval.md.
+#pragma once
+
+#include "eval/Metrics.h"
+#include "exec/Executor.h"
+#include "llm/Backend.h"
+#include "prompt/PromptBuilder.h"
+#include "store/Store.h"
+#include "support/Result.h"
+#include "tasks/TaskSpec.h"
+#include "verify/Check.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace ptxforge::eval {
+
+struct EvalOptions {
+  /// "core" (the whole suite), "L1", "L2", "L3", or comma-separated task names.
+  std::string suite = "core";
+  int samples = 5;                 ///< n per task
+  std::vector<int> ks = {1};       ///< the k of pass@k (each <= samples)
+  int rounds = 1;                  ///< 1: samples only; r: r - 1 repair/optimize turns per sample
+  std::vector<prompt::Strategy> strategies = {prompt::Strategy::ZeroShot, prompt::Strategy::Spec};
+  double temperature = 0.7;        ///< every sample's
+  std::optional<double> topP;
+  std::optional<int> maxTokens = 8192;
+  uint64_t seed = 1;
+  bool stream = false;
+  int concurrency = 4;             ///< model requests in flight within a task
+  std::string arch = "sm_90";
+  int trials = 3;
+  int timingRounds = 10;
+  uint32_t launchTimeoutMs = 10'000;
+};
+
+nlohmann::json optionsToJson(const EvalOptions &options);
+Result<EvalOptions> optionsFromJson(const nlohmann::json &json);
+
+struct EvalContext {
+  const tasks::Suite &suite;
+  llm::Backend &backend;
+  std::string modelSpec;
+  exec::Executor &executor;
+  store::Store &store;
+  const prompt::TemplateSet &templates;
+  nlohmann::json provenance = nlohmann::json::object();
+  /// One line per task started and finished.
+  std::function<void(const std::string &)> onProgress;
+  std::stop_token stop;
+};
+
+/// The tasks `suite` names, in suite order. InvalidInput names an unknown task
+/// or level and lists the valid choices.
+Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &suite, const std::string &name);
+
+/// "NAME@" + the first 12 hex digits of SHA-256 over every selected task's
+/// name, task.toml and reference.cu (in suite order): two evals compare task
+/// for task only when their suite versions are equal.
+std::string suiteVersion(const std::string &name, const std::vector<const tasks::TaskSpec *> &tasks);
+
+struct EvalOutcome {
+  int64_t evalId = 0;
+  std::string status;      ///< done, pending (batch), interrupted, failed
+  nlohmann::json document; ///< the eval document (EvalReport.h)
+};
+
+/// Runs (or, with resumeEvalId, resumes) an eval. A resumed eval keeps its
+/// recorded options and suite; tasks whose run is done are not touched, the
+/// others are resumed (solve's replay) or started. A task whose run cannot
+/// start (its reference fails) is recorded in the document's "errors" and
+/// left out of the metrics; store failures are Errors.
+Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &options,
+                            std::optional<int64_t> resumeEvalId = std::nullopt);
+
+/// The eval document of a recorded eval, its metrics computed again from its
+/// runs (so a document always matches the store).
+Result<nlohmann::json> evalDocument(store::Store &store, int64_t evalId);
+
+} // namespace ptxforge::eval

@@ -1,0 +1,1159 @@
+// EvalReport: renders an eval document (EvalReport.h) as Markdown, as one
+// self-contained HTML page with inline SVG charts, as a comparison of two evals
+// and as a leaderboard. The document may be pending, hand-edited or from
+// another version: every value goes through the readers below, which treat a
+// missing key, null, a non-finite number and an odd type alike, as "n/a".
+// Nothing here calls nlohmann's throwing accessors on a value whose type was
+// not checked first.
+#include "eval/EvalReport.h"
+#include "report/Report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+
+namespace ptxforge::eval {
+
+namespace {
+
+using nlohmann::json;
+using report::htmlEscape;
+
+constexpr std::string_view kNotAvailable = "n/a";
+
+/// The funnel stages in the order an attempt meets them (report::funnelStage's names).
+constexpr std::array<std::string_view, 10> kStageOrder = {
+    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "on-par", "faster"};
+
+/// The thresholds fast_p is reported for (Metrics.h kFastThresholds) and their column names.
+struct FastThreshold {
+  double p;
+  std::string_view label;
+};
+constexpr std::array<FastThreshold, 4> kFast = {{{0.0, "fast_0"}, {1.0, "fast_1"}, {1.5, "fast_1.5"}, {2.0, "fast_2"}}};
+
+/// How many diagnostic codes the taxonomy lists.
+constexpr size_t kTopCodes = 10;
+
+// ---------------------------------------------------------------------------
+// Reading the document
+
+/// `node[key]` when `node` is an object that has the key; nullptr otherwise.
+const json *member(const json *node, std::string_view key) {
+  if (node == nullptr || !node->is_object()) return nullptr;
+  auto it = node->find(std::string(key));
+  return it == node->end() ? nullptr : &*it;
+}
+
+/// `node` when it is an object (nullptr otherwise), so that callers test one pointer.
+const json *objectOrNull(const json *node) { return node != nullptr && node->is_object() ? node : nullptr; }
+
+/// Finite numbers only: NaN and infinities (which JSON cannot hold anyway) count as missing.
+std::optional<double> number(const json *value) {
+  if (value == nullptr || !value->is_number()) return std::nullopt;
+  double x = value->get<double>();
+  if (!std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
+std::optional<std::string> string(const json *value) {
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  return value->get_ref<const std::string &>();
+}
+
+bool isTrue(const json *value) { return value != nullptr && value->is_boolean() && value->get<bool>(); }
+
+std::string compactDump(const json &value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+/// Any value as one line of plain text: strings as they are, lists joined by
+/// commas, objects as compact JSON; "n/a" when missing or null.
+std::string text(const json *value) {
+  if (value == nullptr || value->is_null()) return std::string(kNotAvailable);
+  if (value->is_string()) return value->get_ref<const std::string &>();
+  if (value->is_boolean()) return value->get<bool>() ? "true" : "false";
+  if (value->is_number_integer()) return compactDump(*value);
+  if (value->is_number()) {
+    std::optional<double> x = number(value);
+    return x ? fmt::format("{}", *x) : std::string(kNotAvailable);
+  }
+  if (value->is_array()) {
+    if (value->empty()) return "none";
+    std::string out;
+    for (const json &element : *value) {
+      if (!out.empty()) out += ", ";
+      out += element.is_structured() ? compactDump(element) : text(&element);
+    }
+    return out;
+  }
+  return compactDump(*value);
+}
+
+/// The eval's id as "#12"; "n/a" when it has none.
+std::string evalIdText(const json &document) {
+  const json *id = member(&document, "eval");
+  if (id == nullptr || id->is_null() || id->is_structured()) return std::string(kNotAvailable);
+  return "#" + text(id);
+}
+
+/// The k of pass@k: metrics.ks, else the keys of overall.correct_at_k; ascending, unique.
+std::vector<int> ksOf(const json *metrics) {
+  std::vector<int> ks;
+  auto add = [&ks](double k) {
+    if (k >= 1 && k <= 1e6 && k == std::floor(k)) ks.push_back(static_cast<int>(k));
+  };
+  if (const json *list = member(metrics, "ks"); list != nullptr && list->is_array())
+    for (const json &k : *list)
+      if (std::optional<double> value = number(&k)) add(*value);
+  if (ks.empty())
+    if (const json *rates = objectOrNull(member(member(metrics, "overall"), "correct_at_k")))
+      for (const auto &[key, ignored] : rates->items()) {
+        int k = 0;
+        auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), k);
+        if (error == std::errc() && end == key.data() + key.size()) add(k);
+      }
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  return ks;
+}
+
+/// The k the charts and per-task comparisons use: 1 when reported, else the smallest.
+int firstK(const std::vector<int> &ks) {
+  if (ks.empty() || std::find(ks.begin(), ks.end(), 1) != ks.end()) return 1;
+  return ks.front();
+}
+
+/// group[key][k] (lint_at_k, compile_at_k, correct_at_k).
+std::optional<double> rateAtK(const json *group, std::string_view key, int k) {
+  return number(member(member(group, key), std::to_string(k)));
+}
+
+/// group.fast_p at threshold p; the key is matched as a number ("1" and "1.0" alike).
+std::optional<double> fastP(const json *group, double p) {
+  const json *shares = objectOrNull(member(group, "fast_p"));
+  if (shares == nullptr) return std::nullopt;
+  for (const auto &[key, value] : shares->items()) {
+    double threshold = 0;
+    auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), threshold);
+    if (error == std::errc() && end == key.data() + key.size() && std::fabs(threshold - p) < 1e-9)
+      return number(&value);
+  }
+  return std::nullopt;
+}
+
+/// The groups of the headline: overall first, then the levels.
+std::vector<const json *> groupsOf(const json *metrics) {
+  std::vector<const json *> groups;
+  if (const json *overall = objectOrNull(member(metrics, "overall"))) groups.push_back(overall);
+  if (const json *levels = member(metrics, "levels"); levels != nullptr && levels->is_array())
+    for (const json &level : *levels)
+      if (level.is_object()) groups.push_back(&level);
+  return groups;
+}
+
+std::vector<const json *> levelsOf(const json *metrics) {
+  std::vector<const json *> levels;
+  if (const json *list = member(metrics, "levels"); list != nullptr && list->is_array())
+    for (const json &level : *list)
+      if (level.is_object()) levels.push_back(&level);
+  return levels;
+}
+
+std::vector<const json *> tasksOf(const json *metrics) {
+  std::vector<const json *> tasks;
+  if (const json *list = member(metrics, "tasks"); list != nullptr && list->is_array())
+    for (const json &task : *list)
+      if (task.is_object()) tasks.push_back(&task);
+  return tasks;
+}
+
+/// A task's level as "L2" (the task JSON holds the number).
+std::string levelText(const json *task) {
+  const json *level = member(task, "level");
+  if (level != nullptr && level->is_number_integer()) return "L" + compactDump(*level);
+  return text(level);
+}
+
+/// Stage counts of a group: the funnel's stages in funnel order, then any other keys.
+std::vector<std::pair<std::string, std::optional<double>>> stagesOf(const json *group) {
+  std::vector<std::pair<std::string, std::optional<double>>> stages;
+  const json *counts = objectOrNull(member(group, "stages"));
+  if (counts == nullptr) return stages;
+  for (std::string_view stage : kStageOrder)
+    if (const json *count = member(counts, stage)) stages.emplace_back(std::string(stage), number(count));
+  // nlohmann's objects iterate in key order, so unknown stages come out sorted.
+  for (const auto &[key, value] : counts->items())
+    if (std::find(kStageOrder.begin(), kStageOrder.end(), key) == kStageOrder.end())
+      stages.emplace_back(key, number(&value));
+  return stages;
+}
+
+/// Diagnostic codes of a group, most frequent first (then by name).
+std::vector<std::pair<std::string, std::optional<double>>> codesOf(const json *group) {
+  std::vector<std::pair<std::string, std::optional<double>>> codes;
+  if (const json *counts = objectOrNull(member(group, "diagnostic_codes")))
+    for (const auto &[key, value] : counts->items()) codes.emplace_back(key, number(&value));
+  std::stable_sort(codes.begin(), codes.end(), [](const auto &left, const auto &right) {
+    return left.second.value_or(-1) > right.second.value_or(-1);
+  });
+  return codes;
+}
+
+/// Speedups of every correct sample of every task (positive ones: the axis is log2).
+std::vector<double> correctSpeedups(const json *metrics) {
+  std::vector<double> speedups;
+  for (const json *task : tasksOf(metrics)) {
+    const json *samples = member(task, "sample_outcomes");
+    if (samples == nullptr || !samples->is_array()) continue;
+    for (const json &sample : *samples) {
+      const json *correct = member(&sample, "correct");
+      // Only correct samples carry a speedup; an explicit false wins over a stray number.
+      if (correct != nullptr && correct->is_boolean() && !correct->get<bool>()) continue;
+      std::optional<double> speedup = number(member(&sample, "speedup"));
+      if (speedup && *speedup > 0) speedups.push_back(*speedup);
+    }
+  }
+  return speedups;
+}
+
+// ---------------------------------------------------------------------------
+// Formatting
+
+std::string na() { return std::string(kNotAvailable); }
+
+/// "60.0%". Adding 0.0 turns a negative zero into a positive one.
+std::string rateText(std::optional<double> rate) {
+  return rate ? fmt::format("{:.1f}%", *rate * 100 + 0.0) : na();
+}
+std::string speedupText(std::optional<double> speedup) { return speedup ? fmt::format("{:.2f}x", *speedup) : na(); }
+std::string ratioText(std::optional<double> ratio) { return ratio ? fmt::format("{:.2f}", *ratio) : na(); }
+std::string countText(std::optional<double> count) {
+  if (!count) return na();
+  if (std::fabs(*count) < 1e15 && *count == std::floor(*count)) return fmt::format("{:.0f}", *count + 0.0);
+  return fmt::format("{}", *count);
+}
+
+enum class Kind { Count, Rate, Speedup, Ratio };
+
+std::string figureText(Kind kind, std::optional<double> value) {
+  switch (kind) {
+  case Kind::Count: return countText(value);
+  case Kind::Rate: return rateText(value);
+  case Kind::Speedup: return speedupText(value);
+  case Kind::Ratio: return ratioText(value);
+  }
+  return na();
+}
+
+/// The B − A cell: percentage points for rates, B/A for speedups, a signed
+/// difference otherwise.
+std::string differenceText(Kind kind, std::optional<double> a, std::optional<double> b) {
+  if (!a || !b) return na();
+  switch (kind) {
+  case Kind::Count: {
+    double difference = *b - *a;
+    if (std::fabs(difference) < 1e15 && difference == std::floor(difference))
+      return fmt::format("{:+.0f}", difference + 0.0);
+    return fmt::format("{:+}", difference);
+  }
+  case Kind::Rate: {
+    double points = (*b - *a) * 100;
+    if (std::fabs(points) < 0.05) points = 0; // "+0.0 pp", never "-0.0 pp"
+    return fmt::format("{:+.1f} pp", points);
+  }
+  case Kind::Speedup:
+    if (*a <= 0 || *b < 0) return na();
+    return fmt::format("x{:.2f}", *b / *a);
+  case Kind::Ratio: {
+    double difference = *b - *a;
+    if (std::fabs(difference) < 0.005) difference = 0;
+    return fmt::format("{:+.2f}", difference);
+  }
+  }
+  return na();
+}
+
+/// "1 sample", "2 samples".
+std::string plural(size_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+// ---------------------------------------------------------------------------
+// What the reports show, as plain text (escaped by the writers)
+
+struct Figure {
+  std::string label;
+  Kind kind;
+  std::optional<double> value;
+};
+
+/// The headline figures of one group, in column order.
+std::vector<Figure> headlineFigures(const json *group, const std::vector<int> &ks) {
+  std::vector<Figure> figures;
+  figures.push_back({"tasks", Kind::Count, number(member(group, "tasks"))});
+  figures.push_back({"samples", Kind::Count, number(member(group, "samples"))});
+  for (auto [key, name] : {std::pair<std::string_view, std::string_view>{"lint_at_k", "lint"},
+                           {"compile_at_k", "compile"},
+                           {"correct_at_k", "correct"}})
+    for (int k : ks) figures.push_back({fmt::format("{}@{}", name, k), Kind::Rate, rateAtK(group, key, k)});
+  for (const FastThreshold &fast : kFast) figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p)});
+  figures.push_back({"geomean speedup", Kind::Speedup, number(member(group, "geomean_speedup"))});
+  figures.push_back({"register ratio", Kind::Ratio, number(member(group, "register_ratio"))});
+  figures.push_back({"instruction ratio", Kind::Ratio, number(member(group, "instruction_ratio"))});
+  return figures;
+}
+
+struct Table {
+  std::vector<std::string> header; ///< written by this file, never from the document
+  std::vector<bool> numeric;       ///< right-aligned columns
+  std::vector<std::vector<std::string>> rows;
+};
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+Table fieldTable(const Fields &fields) {
+  Table table{{"field", "value"}, {false, false}, {}};
+  for (const auto &[label, value] : fields) table.rows.push_back({label, value});
+  return table;
+}
+
+Fields evalFields(const json &document) {
+  return {{"eval", evalIdText(document)},
+          {"model", text(member(&document, "model"))},
+          {"suite", text(member(&document, "suite"))},
+          {"suite version", text(member(&document, "suite_version"))},
+          {"status", text(member(&document, "status"))},
+          {"created", text(member(&document, "created_at"))}};
+}
+
+/// Every key of an object (parameters, provenance), in key order.
+Fields objectFields(const json *object) {
+  Fields fields;
+  if (const json *checked = objectOrNull(object))
+    for (const auto &[key, value] : checked->items()) fields.emplace_back(key, text(&value));
+  return fields;
+}
+
+Table headlineTable(const json *metrics, const std::vector<int> &ks) {
+  Table table;
+  table.header.push_back("group");
+  for (const Figure &figure : headlineFigures(nullptr, ks)) table.header.push_back(figure.label);
+  table.numeric.assign(table.header.size(), true);
+  table.numeric[0] = false;
+  for (const json *group : groupsOf(metrics)) {
+    std::vector<std::string> row{text(member(group, "name"))};
+    for (const Figure &figure : headlineFigures(group, ks)) row.push_back(figureText(figure.kind, figure.value));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table tasksTable(const json *metrics, const std::vector<int> &ks) {
+  Table table;
+  table.header = {"task", "level", "samples", "lint", "compile", "correct"};
+  for (int k : ks) table.header.push_back(fmt::format("correct@{}", k));
+  for (std::string_view column :
+       {"best speedup", "geomean speedup", "register ratio", "instruction ratio", "spilling (nvcc not)"})
+    table.header.emplace_back(column);
+  table.numeric.assign(table.header.size(), true);
+  table.numeric[0] = false;
+  for (const json *task : tasksOf(metrics)) {
+    std::vector<std::string> row{text(member(task, "task")), levelText(task)};
+    for (std::string_view key : {"samples", "lint_passed", "compile_passed", "correct"})
+      row.push_back(countText(number(member(task, key))));
+    for (int k : ks) row.push_back(rateText(rateAtK(task, "correct_at_k", k)));
+    row.push_back(speedupText(number(member(task, "best_speedup"))));
+    row.push_back(speedupText(number(member(task, "geomean_speedup"))));
+    row.push_back(ratioText(number(member(task, "register_ratio"))));
+    row.push_back(ratioText(number(member(task, "instruction_ratio"))));
+    row.push_back(countText(number(member(task, "spilling_where_nvcc_does_not"))));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+double positiveSum(const std::vector<std::pair<std::string, std::optional<double>>> &counts) {
+  double total = 0;
+  for (const auto &[name, count] : counts)
+    if (count && *count > 0) total += *count;
+  return total;
+}
+
+Table stagesTable(const json *group) {
+  Table table{{"stage", "attempts", "share"}, {false, true, true}, {}};
+  auto stages = stagesOf(group);
+  double total = positiveSum(stages);
+  for (const auto &[stage, count] : stages)
+    table.rows.push_back({stage, countText(count),
+                          count && total > 0 ? rateText(std::max(0.0, *count) / total) : na()});
+  return table;
+}
+
+/// The most frequent codes; `omitted` gets how many were left out.
+Table codesTable(const json *group, size_t &omitted) {
+  Table table{{"code", "failed attempts"}, {false, true}, {}};
+  auto codes = codesOf(group);
+  omitted = codes.size() > kTopCodes ? codes.size() - kTopCodes : 0;
+  if (codes.size() > kTopCodes) codes.resize(kTopCodes);
+  for (const auto &[code, count] : codes) table.rows.push_back({code, countText(count)});
+  return table;
+}
+
+/// A spread's median, "p10–p90" and "min–max", each value formatted by `format`.
+template <typename Format>
+std::array<std::string, 4> spreadCells(const json *spread, Format format) {
+  if (objectOrNull(spread) == nullptr) return {na(), na(), na(), na()};
+  auto value = [&](std::string_view key) { return format(number(member(spread, key))); };
+  return {countText(number(member(spread, "samples"))), value("median"), value("p10") + "–" + value("p90"),
+          value("min") + "–" + value("max")};
+}
+
+Table stabilityTable(const json *metrics) {
+  Table table{{"task", "timed samples", "speedup median", "speedup p10–p90", "speedup min–max", "SASS samples",
+               "instructions median", "instructions p10–p90", "instructions min–max"},
+              {false, true, true, true, true, true, true, true, true},
+              {}};
+  for (const json *task : tasksOf(metrics)) {
+    const json *speedups = objectOrNull(member(task, "speedup_spread"));
+    const json *instructions = objectOrNull(member(task, "instruction_spread"));
+    if (speedups == nullptr && instructions == nullptr) continue;
+    std::vector<std::string> row{text(member(task, "task"))};
+    for (const std::string &cell : spreadCells(speedups, speedupText)) row.push_back(cell);
+    for (const std::string &cell : spreadCells(instructions, countText)) row.push_back(cell);
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+/// Why there are no metrics to show.
+std::string noMetricsNote(const json &document) {
+  std::optional<std::string> status = string(member(&document, "status"));
+  return status ? fmt::format("No metrics (status: {}).", *status) : std::string("No metrics.");
+}
+
+std::string titleOf(const json &document) {
+  std::string title = "ptxforge eval";
+  std::string id = evalIdText(document);
+  if (id != kNotAvailable) title += " " + id;
+  if (std::optional<std::string> model = string(member(&document, "model"))) title += ": " + *model;
+  if (std::optional<std::string> version = string(member(&document, "suite_version"))) title += " on " + *version;
+  return title;
+}
+
+constexpr std::string_view kHeadlineLegend =
+    "lint@k, compile@k and correct@k: the chance that at least one of k samples passes the stage (unbiased pass@k, "
+    "mean over the tasks). fast_p: the share of tasks with a correct sample at least p times as fast as nvcc (fast_0: "
+    "any correct sample). Geomean speedup over nvcc of the correct, timed samples; register and instruction ratios: "
+    "geometric means of candidate / nvcc. n/a: not measured (fewer samples than k, not timed, or no reference).";
+
+constexpr std::string_view kUntimedNote =
+    "Not timed (CPU emulator): speedups and fast_p for p > 0 are n/a; fast_0 is the share of tasks solved.";
+
+// ---------------------------------------------------------------------------
+// Markdown
+
+bool isAsciiAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/// Escapes text for one line of Markdown: it can neither start HTML, emphasis,
+/// links or code, nor break a table (the run report's rules, except that an
+/// underscore between two letters or digits stays as it is: CommonMark never
+/// reads one as emphasis, and task names like vector_add stay readable).
+std::string markdownText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '_' && i > 0 && i + 1 < text.size() && isAsciiAlnum(text[i - 1]) && isAsciiAlnum(text[i + 1])) {
+      out += c;
+      continue;
+    }
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~':
+      out += '\\';
+      out += c;
+      break;
+    case '\n': case '\r': case '\t': out += ' '; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+void markdownTable(std::string &out, const Table &table) {
+  out += "|";
+  for (const std::string &cell : table.header) out += " " + cell + " |";
+  out += "\n|";
+  for (size_t i = 0; i < table.header.size(); ++i)
+    out += i < table.numeric.size() && table.numeric[i] ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto &row : table.rows) {
+    out += "|";
+    for (const std::string &cell : row) out += " " + markdownText(cell) + " |";
+    out += "\n";
+  }
+  out += "\n";
+}
+
+std::string evalMarkdownUnchecked(const json &document) {
+  std::string out = "# " + markdownText(titleOf(document)) + "\n\n## Eval\n\n";
+  markdownTable(out, fieldTable(evalFields(document)));
+  Fields parameters = objectFields(member(&document, "parameters"));
+  if (!parameters.empty()) {
+    out += "## Parameters\n\n";
+    markdownTable(out, fieldTable(parameters));
+  }
+
+  const json *metrics = objectOrNull(member(&document, "metrics"));
+  if (metrics == nullptr) {
+    out += "## Headline\n\n" + markdownText(noMetricsNote(document)) + "\n\n";
+  } else {
+    std::vector<int> ks = ksOf(metrics);
+    out += "## Headline\n\n";
+    Table headline = headlineTable(metrics, ks);
+    if (headline.rows.empty()) out += "No groups.\n\n";
+    else markdownTable(out, headline);
+    out += "*" + markdownText(kHeadlineLegend) + "*\n\n";
+    if (!isTrue(member(metrics, "timed"))) out += "*" + markdownText(kUntimedNote) + "*\n\n";
+
+    out += "## Tasks\n\n";
+    Table tasks = tasksTable(metrics, ks);
+    if (tasks.rows.empty()) out += "No tasks.\n\n";
+    else markdownTable(out, tasks);
+
+    const json *overall = member(metrics, "overall");
+    out += "## Error taxonomy\n\n### Stages\n\nWhere each attempt of every sample stopped.\n\n";
+    Table stages = stagesTable(overall);
+    if (stages.rows.empty()) out += "No attempts.\n\n";
+    else markdownTable(out, stages);
+    out += "### Diagnostic codes\n\n";
+    size_t omitted = 0;
+    Table codes = codesTable(overall, omitted);
+    if (codes.rows.empty()) {
+      out += "No diagnostics from failed attempts.\n\n";
+    } else {
+      out += "Failed attempts each code appeared in, most frequent first.\n\n";
+      markdownTable(out, codes);
+      if (omitted > 0) out += fmt::format("{} more not shown.\n\n", plural(omitted, "code"));
+    }
+
+    out += "## Stability\n\n";
+    Table stability = stabilityTable(metrics);
+    if (stability.rows.empty()) {
+      out += "No task has correct samples to measure a spread over.\n\n";
+    } else {
+      out += "Spread across the correct samples of each task (nearest-rank percentiles).\n\n";
+      markdownTable(out, stability);
+    }
+  }
+
+  out += "## Provenance\n\n";
+  Fields provenance = objectFields(member(&document, "provenance"));
+  if (provenance.empty()) out += "No provenance.\n";
+  else markdownTable(out, fieldTable(provenance));
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// HTML
+
+constexpr std::string_view kStyle = R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
+       padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
+h3 { font-size: 1rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
+th { background: #f3f5f9; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.note { color: #5a6270; font-style: italic; }
+svg.chart { max-width: 100%; height: auto; font-size: 11px; }
+svg .axis { stroke: #5a6270; stroke-width: 1; }
+svg .grid { stroke: #e5e8ee; stroke-width: 1; }
+svg .ref { stroke: #c0392b; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg .ref-label { fill: #c0392b; }
+svg text { fill: #3a4150; }
+svg .chart-note { fill: #5a6270; font-size: 14px; font-style: italic; }
+svg .na { fill: #8a93a3; }
+svg .b-correct { fill: #2864c7; }
+svg .b-fast { fill: #3c9d5a; }
+svg .bin { fill: #2864c7; }
+svg .s-no-completion, svg .s-extract, svg .s-lint, svg .s-compile, svg .s-correctness { fill: #d9534f; }
+svg .s-unverified, svg .s-untimed, svg .s-other { fill: #8a93a3; }
+svg .s-slower { fill: #e0a030; }
+svg .s-on-par { fill: #8fb3d9; }
+svg .s-faster { fill: #3c9d5a; }
+)";
+
+std::string element(std::string_view tag, std::string_view content, std::string_view cssClass = {}) {
+  std::string open = cssClass.empty() ? fmt::format("<{}>", tag) : fmt::format("<{} class=\"{}\">", tag, cssClass);
+  return open + htmlEscape(content) + fmt::format("</{}>", tag);
+}
+
+void htmlTable(std::string &out, const Table &table) {
+  auto isNumeric = [&table](size_t i) { return i < table.numeric.size() && table.numeric[i]; };
+  out += "<table>\n<thead><tr>";
+  for (size_t i = 0; i < table.header.size(); ++i) out += element("th", table.header[i], isNumeric(i) ? "num" : "");
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto &row : table.rows) {
+    out += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) out += element("td", row[i], isNumeric(i) ? "num" : "");
+    out += "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+}
+
+// Charts share one size; the funnel grows with its number of stages.
+constexpr double kWidth = 640, kHeight = 280;
+constexpr double kLeft = 56, kRight = 16, kTop = 40, kBottom = 48;
+
+std::string svgOpen(double width, double height, std::string_view label) {
+  return fmt::format("<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
+                     "aria-label=\"{2}\">\n",
+                     width, height, htmlEscape(label));
+}
+
+std::string chartNote(std::string_view label, std::string_view note) {
+  return svgOpen(kWidth, kHeight, label) +
+         fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" class=\"axis\"/>\n"
+                     "<text class=\"chart-note\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n</svg>\n",
+                     kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom, (kLeft + kWidth - kRight) / 2,
+                     (kTop + kHeight - kBottom) / 2, htmlEscape(note));
+}
+
+/// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
+double niceStep(double raw) {
+  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double fraction = raw / magnitude;
+  double nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10;
+  return nice * magnitude;
+}
+
+/// Per level (and overall): correct@k next to fast_1, or fast_0 when nothing was timed.
+std::string levelChart(const json *metrics, const std::vector<int> &ks) {
+  constexpr std::string_view label = "correct and fast per level";
+  if (metrics == nullptr) return chartNote(label, "no metrics");
+  std::vector<const json *> groups = levelsOf(metrics);
+  if (const json *overall = objectOrNull(member(metrics, "overall"))) groups.push_back(overall);
+  if (groups.empty()) return chartNote(label, "no levels");
+
+  int k = firstK(ks);
+  bool timed = isTrue(member(metrics, "timed"));
+  struct Series {
+    std::string label, cssClass;
+    std::optional<double> (*value)(const json *, int);
+  };
+  const std::array<Series, 2> series = {
+      Series{fmt::format("correct@{}", k), "b-correct",
+             [](const json *group, int atK) { return rateAtK(group, "correct_at_k", atK); }},
+      timed ? Series{"fast_1 (correct and at least as fast as nvcc)", "b-fast",
+                     [](const json *group, int) { return fastP(group, 1.0); }}
+            : Series{"fast_0 (any correct sample; not timed)", "b-fast",
+                     [](const json *group, int) { return fastP(group, 0.0); }}};
+
+  double plotLeft = kLeft, plotRight = kWidth - kRight, plotTop = kTop, plotBottom = kHeight - kBottom;
+  auto y = [&](double share) { return plotBottom - (plotBottom - plotTop) * std::clamp(share, 0.0, 1.0); };
+  std::string svg = svgOpen(kWidth, kHeight, label);
+  for (int percent = 0; percent <= 100; percent += 20) {
+    double at = y(percent / 100.0);
+    svg += fmt::format("<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", plotLeft,
+                       at, plotRight, at);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}%</text>\n", plotLeft - 6, at + 4,
+                       percent);
+  }
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", plotLeft, plotTop,
+                     plotBottom);
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", plotLeft, plotBottom,
+                     plotRight);
+
+  double slot = (plotRight - plotLeft) / static_cast<double>(groups.size());
+  double barWidth = std::min(slot * 0.32, 48.0);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::string name = text(member(groups[i], "name"));
+    double center = plotLeft + slot * (static_cast<double>(i) + 0.5);
+    for (size_t s = 0; s < series.size(); ++s) {
+      double x = center - barWidth + static_cast<double>(s) * barWidth;
+      std::optional<double> value = series[s].value(groups[i], k);
+      if (!value) {
+        svg += fmt::format("<text class=\"na\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">n/a</text>\n",
+                           x + barWidth / 2, plotBottom - 4);
+        continue;
+      }
+      double top = y(*value);
+      svg += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\">"
+                         "<title>{}: {}</title></rect>\n",
+                         series[s].cssClass, x + 1, top, barWidth - 2, plotBottom - top,
+                         htmlEscape(name + " " + series[s].label), rateText(value));
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x + barWidth / 2,
+                         top - 3, rateText(value));
+    }
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", center, plotBottom + 16,
+                       htmlEscape(name));
+  }
+  // Legend above the plot.
+  double legendX = plotLeft;
+  for (const Series &entry : series) {
+    svg += fmt::format("<rect class=\"key {}\" x=\"{:.1f}\" y=\"8\" width=\"10\" height=\"10\"/>"
+                       "<text x=\"{:.1f}\" y=\"17\">{}</text>\n",
+                       entry.cssClass, legendX, legendX + 14, htmlEscape(entry.label));
+    legendX += 14 + 6.5 * static_cast<double>(entry.label.size()) + 16;
+  }
+  return svg + "</svg>\n";
+}
+
+/// Horizontal bars of the overall stage counts, scaled to the largest.
+std::string funnelChart(const json *metrics) {
+  constexpr std::string_view label = "stage funnel over all attempts";
+  if (metrics == nullptr) return chartNote(label, "no metrics");
+  auto stages = stagesOf(member(metrics, "overall"));
+  if (stages.empty()) return chartNote(label, "no attempts");
+
+  constexpr double rowHeight = 22, top = 12, barLeft = 120, barMax = kWidth - barLeft - 130;
+  double height = top * 2 + rowHeight * static_cast<double>(stages.size());
+  double total = positiveSum(stages), largest = 0;
+  for (const auto &[stage, count] : stages)
+    if (count) largest = std::max(largest, *count);
+  std::string svg = svgOpen(kWidth, height, label);
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const auto &[stage, count] = stages[i];
+    double rowTop = top + rowHeight * static_cast<double>(i);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", barLeft - 6, rowTop + 14,
+                       htmlEscape(stage));
+    if (!count) {
+      svg += fmt::format("<text class=\"na\" x=\"{:.1f}\" y=\"{:.1f}\">n/a</text>\n", barLeft + 4, rowTop + 14);
+      continue;
+    }
+    bool known = std::find(kStageOrder.begin(), kStageOrder.end(), stage) != kStageOrder.end();
+    double width = largest > 0 ? barMax * std::max(0.0, *count) / largest : 0;
+    std::string figures = fmt::format("{} ({})", countText(count), total > 0 ? rateText(std::max(0.0, *count) / total) : na());
+    svg += fmt::format("<rect class=\"s-{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"16\">"
+                       "<title>{}: {}</title></rect>\n",
+                       known ? stage : std::string("other"), barLeft, rowTop + 2, width, htmlEscape(stage),
+                       figures);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", barLeft + width + 6, rowTop + 14, figures);
+  }
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2:.1f}\"/>\n", barLeft, top - 4,
+                     height - top + 4);
+  return svg + "</svg>\n";
+}
+
+/// Bins on a log2 axis: edges at multiples of `width`, so that 1.0x is an edge.
+struct Histogram {
+  double low = 0, width = 0.25; ///< in log2 units
+  std::vector<int> counts;
+};
+
+Histogram histogramOf(const std::vector<double> &speedups) {
+  double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+  for (double speedup : speedups) {
+    lowest = std::min(lowest, std::log2(speedup));
+    highest = std::max(highest, std::log2(speedup));
+  }
+  Histogram histogram;
+  // Quarter octaves, doubled until there are at most 32 bins; at least one bin
+  // either side of 1.0x so that the nvcc line never sits on the frame.
+  double high = 0;
+  for (;;) {
+    double width = histogram.width;
+    histogram.low = std::min(std::floor(lowest / width) * width, -width);
+    high = std::max(std::floor(highest / width) * width + width, width);
+    if ((high - histogram.low) / width <= 32) break;
+    histogram.width *= 2;
+  }
+  histogram.counts.assign(static_cast<size_t>(std::lround((high - histogram.low) / histogram.width)), 0);
+  for (double speedup : speedups) {
+    double bin = std::floor((std::log2(speedup) - histogram.low) / histogram.width);
+    size_t index = static_cast<size_t>(std::clamp(bin, 0.0, static_cast<double>(histogram.counts.size() - 1)));
+    ++histogram.counts[index];
+  }
+  return histogram;
+}
+
+/// 2^exponent as an axis label: "0.25x", "1x", "16x", "2^-9x".
+std::string powerOfTwoLabel(int exponent) {
+  if (exponent >= 0 && exponent <= 20) return fmt::format("{}x", 1 << exponent);
+  if (exponent < 0 && exponent >= -6) return fmt::format("{}x", std::ldexp(1.0, exponent));
+  return fmt::format("2^{}x", exponent);
+}
+
+std::string boundLabel(double log2Value) {
+  double value = std::exp2(log2Value);
+  return value >= 0.01 && value < 1000 ? fmt::format("{:.2f}x", value) : fmt::format("{:.3g}x", value);
+}
+
+/// Distribution of the speedups of correct samples on a log2 axis.
+std::string speedupHistogram(const json *metrics) {
+  constexpr std::string_view label = "speedups of correct samples over nvcc";
+  if (metrics == nullptr) return chartNote(label, "no metrics");
+  std::vector<double> speedups = correctSpeedups(metrics);
+  if (!isTrue(member(metrics, "timed")) || speedups.empty()) return chartNote(label, "no timings (CPU emulator)");
+
+  Histogram histogram = histogramOf(speedups);
+  size_t bins = histogram.counts.size();
+  double high = histogram.low + histogram.width * static_cast<double>(bins);
+  int tallest = *std::max_element(histogram.counts.begin(), histogram.counts.end());
+  double countStep = std::max(1.0, niceStep(tallest / 4.0));
+  double countTop = std::ceil(tallest / countStep) * countStep;
+
+  double plotLeft = kLeft, plotRight = kWidth - kRight, plotTop = kTop, plotBottom = kHeight - kBottom;
+  auto x = [&](double log2Value) {
+    return plotLeft + (plotRight - plotLeft) * (log2Value - histogram.low) / (high - histogram.low);
+  };
+  auto y = [&](double count) { return plotBottom - (plotBottom - plotTop) * count / countTop; };
+
+  std::string svg = svgOpen(kWidth, kHeight, label);
+  for (double count = 0; count <= countTop + 1e-9; count += countStep) {
+    double at = y(count);
+    svg += fmt::format("<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", plotLeft,
+                       at, plotRight, at);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", plotLeft - 6, at + 4,
+                       countText(count));
+  }
+  // x ticks at powers of two, at most about ten of them.
+  int tickStep = std::max(1, static_cast<int>(std::ceil((high - histogram.low) / 10)));
+  int firstTick = static_cast<int>(std::ceil(histogram.low / tickStep)) * tickStep;
+  for (int exponent = firstTick; exponent <= high + 1e-9; exponent += tickStep) {
+    double at = x(exponent);
+    svg += fmt::format("<line class=\"axis\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", at,
+                       plotBottom, plotBottom + 5);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", at, plotBottom + 18,
+                       powerOfTwoLabel(exponent));
+  }
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", plotLeft, plotTop,
+                     plotBottom);
+  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", plotLeft, plotBottom,
+                     plotRight);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">speedup over nvcc (log2 scale)</text>\n",
+                     (plotLeft + plotRight) / 2, kHeight - 8);
+  svg += fmt::format("<text x=\"14\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0:.1f})\">"
+                     "correct samples</text>\n",
+                     (plotTop + plotBottom) / 2);
+
+  // One bar per non-empty bin; its title gives the range and the count.
+  for (size_t i = 0; i < bins; ++i) {
+    if (histogram.counts[i] == 0) continue;
+    double from = histogram.low + histogram.width * static_cast<double>(i), to = from + histogram.width;
+    double top = y(histogram.counts[i]);
+    svg += fmt::format("<rect class=\"bin\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\">"
+                       "<title>{}–{}: {}</title></rect>\n",
+                       x(from) + 1, top, x(to) - x(from) - 2, plotBottom - top, boundLabel(from), boundLabel(to),
+                       plural(static_cast<size_t>(histogram.counts[i]), "sample"));
+  }
+  double one = x(0);
+  svg += fmt::format("<line class=\"ref\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", one,
+                     plotTop, plotBottom);
+  svg += fmt::format("<text class=\"ref-label\" x=\"{:.1f}\" y=\"{:.1f}\">nvcc 1.0x</text>\n", one + 4, plotTop + 10);
+  return svg + "</svg>\n";
+}
+
+std::string page(std::string_view title, std::string_view body) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  // Nothing may load or run: inline styles are the page's only active content.
+  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += element("title", title) + "\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += body;
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+void htmlTableOrNote(std::string &out, const Table &table, std::string_view note) {
+  if (table.rows.empty()) out += element("p", note, "note") + "\n";
+  else htmlTable(out, table);
+}
+
+std::string evalHtmlUnchecked(const json &document) {
+  std::string title = titleOf(document);
+  std::string body = element("h1", title) + "\n<section>\n<h2>Eval</h2>\n";
+  htmlTable(body, fieldTable(evalFields(document)));
+  Fields parameters = objectFields(member(&document, "parameters"));
+  if (!parameters.empty()) {
+    body += "<h3>Parameters</h3>\n";
+    htmlTable(body, fieldTable(parameters));
+  }
+  body += "</section>\n";
+
+  const json *metrics = objectOrNull(member(&document, "metrics"));
+  std::vector<int> ks = ksOf(metrics);
+  body += "<section>\n<h2>Headline</h2>\n";
+  if (metrics == nullptr) {
+    body += element("p", noMetricsNote(document), "note") + "\n";
+  } else {
+    htmlTableOrNote(body, headlineTable(metrics, ks), "No groups.");
+    body += element("p", kHeadlineLegend, "note") + "\n";
+    if (!isTrue(member(metrics, "timed"))) body += element("p", kUntimedNote, "note") + "\n";
+  }
+  body += "<h3>Correct and fast per level</h3>\n" + levelChart(metrics, ks);
+  body += "</section>\n";
+
+  const json *overall = member(metrics, "overall");
+  body += "<section>\n<h2>Error taxonomy</h2>\n<h3>Stage funnel</h3>\n";
+  body += "<p class=\"note\">Where each attempt of every sample stopped.</p>\n" + funnelChart(metrics);
+  if (metrics != nullptr) htmlTableOrNote(body, stagesTable(overall), "No attempts.");
+  body += "<h3>Diagnostic codes</h3>\n";
+  size_t omitted = 0;
+  Table codes = codesTable(overall, omitted);
+  htmlTableOrNote(body, codes, "No diagnostics from failed attempts.");
+  if (omitted > 0) body += element("p", plural(omitted, "code") + " more not shown.", "note") + "\n";
+  body += "</section>\n";
+
+  body += "<section>\n<h2>Speedups of correct samples</h2>\n" + speedupHistogram(metrics);
+  body += "<p class=\"note\">Each bar counts the correct samples whose best speedup over nvcc falls in its range; "
+          "the dashed line is nvcc (1.0x).</p>\n</section>\n";
+
+  if (metrics != nullptr) {
+    body += "<section>\n<h2>Tasks</h2>\n";
+    htmlTableOrNote(body, tasksTable(metrics, ks), "No tasks.");
+    body += "</section>\n<section>\n<h2>Stability</h2>\n";
+    htmlTableOrNote(body, stabilityTable(metrics), "No task has correct samples to measure a spread over.");
+    body += "</section>\n";
+  }
+
+  body += "<section>\n<h2>Provenance</h2>\n";
+  Fields provenance = objectFields(member(&document, "provenance"));
+  if (provenance.empty()) body += "<p class=\"note\">No provenance.</p>\n";
+  else htmlTable(body, fieldTable(provenance));
+  body += "</section>\n";
+  return page(title, body);
+}
+
+// ---------------------------------------------------------------------------
+// Comparison
+
+/// Figures of A and B side by side, with B − A.
+Table comparisonTable(const json *groupA, const json *groupB, const std::vector<int> &ks) {
+  Table table{{"figure", "A", "B", "B − A"}, {false, true, true, true}, {}};
+  std::vector<Figure> a = headlineFigures(groupA, ks), b = headlineFigures(groupB, ks);
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    table.rows.push_back({a[i].label, figureText(a[i].kind, a[i].value), figureText(b[i].kind, b[i].value),
+                          differenceText(a[i].kind, a[i].value, b[i].value)});
+  return table;
+}
+
+/// The first object of `groups` named `name`.
+const json *named(const std::vector<const json *> &groups, std::string_view key, const std::string &name) {
+  for (const json *group : groups)
+    if (string(member(group, key)) == name) return group;
+  return nullptr;
+}
+
+/// Names (of levels or tasks) in A's order, then those only B has.
+std::vector<std::string> unionOfNames(const std::vector<const json *> &a, const std::vector<const json *> &b,
+                                      std::string_view key) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto *list : {&a, &b})
+    for (const json *entry : *list)
+      if (std::optional<std::string> name = string(member(entry, key)); name && seen.insert(*name).second)
+        names.push_back(*name);
+  return names;
+}
+
+std::string compareMarkdownUnchecked(const json &a, const json &b) {
+  std::string out = "# ptxforge eval comparison\n\n";
+  std::optional<std::string> versionA = string(member(&a, "suite_version")),
+                             versionB = string(member(&b, "suite_version"));
+  std::optional<std::string> modelA = string(member(&a, "model")), modelB = string(member(&b, "model"));
+  const json *metricsA = objectOrNull(member(&a, "metrics")), *metricsB = objectOrNull(member(&b, "metrics"));
+  std::vector<std::string> notes;
+  if (versionA != versionB)
+    notes.push_back(fmt::format("The suite versions differ (A: {}, B: {}): the figures are not comparable task for "
+                                "task, and tasks in only one of the evals are listed as such.",
+                                versionA.value_or(na()), versionB.value_or(na())));
+  if (modelA && modelA == modelB)
+    notes.push_back(fmt::format("Both evals are of the same model ({}): the differences come from sampling, "
+                                "parameters or the executor, not from the model.",
+                                *modelA));
+  if (metricsA == nullptr) notes.push_back("A has no metrics: " + noMetricsNote(a));
+  if (metricsB == nullptr) notes.push_back("B has no metrics: " + noMetricsNote(b));
+  for (const std::string &note : notes) out += "> **Note:** " + markdownText(note) + "\n\n";
+
+  out += "## Evals\n\n";
+  Table evals{{"", "A", "B"}, {false, false, false}, {}};
+  auto row = [&evals](std::string label, std::string valueA, std::string valueB) {
+    evals.rows.push_back({std::move(label), std::move(valueA), std::move(valueB)});
+  };
+  row("eval", evalIdText(a), evalIdText(b));
+  for (auto [label, key] : {std::pair<std::string_view, std::string_view>{"model", "model"},
+                            {"suite version", "suite_version"},
+                            {"status", "status"},
+                            {"created", "created_at"}})
+    row(std::string(label), text(member(&a, key)), text(member(&b, key)));
+  for (std::string_view key : {"samples", "rounds", "strategies", "temperature"})
+    row(std::string(key), text(member(member(&a, "parameters"), key)), text(member(member(&b, "parameters"), key)));
+  for (std::string_view key : {"executor", "device"})
+    row(std::string(key), text(member(member(&a, "provenance"), key)), text(member(member(&b, "provenance"), key)));
+  markdownTable(out, evals);
+
+  // One set of columns for both: every k either eval reports.
+  std::vector<int> ks = ksOf(metricsA), ksB = ksOf(metricsB);
+  ks.insert(ks.end(), ksB.begin(), ksB.end());
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+
+  out += "B − A: percentage points (pp) for rates, the ratio B / A for speedups (x1.10: B is 10% faster), the "
+         "difference otherwise.\n\n## Overall\n\n";
+  markdownTable(out, comparisonTable(member(metricsA, "overall"), member(metricsB, "overall"), ks));
+
+  std::vector<const json *> levelsA = levelsOf(metricsA), levelsB = levelsOf(metricsB);
+  std::vector<std::string> levelNames = unionOfNames(levelsA, levelsB, "name");
+  if (!levelNames.empty()) {
+    out += "## Per level\n\n";
+    for (const std::string &name : levelNames) {
+      out += "### " + markdownText(name) + "\n\n";
+      markdownTable(out, comparisonTable(named(levelsA, "name", name), named(levelsB, "name", name), ks));
+    }
+  }
+
+  out += "## Tasks\n\n";
+  std::vector<const json *> tasksA = tasksOf(metricsA), tasksB = tasksOf(metricsB);
+  int k = firstK(ks);
+  std::string correct = fmt::format("correct@{}", k);
+  Table tasks{{"task", "level", correct + " A", correct + " B", "B − A", "best speedup A", "best speedup B", "B − A",
+               "geomean A", "geomean B", "B − A"},
+              {false, false, true, true, true, true, true, true, true, true, true},
+              {}};
+  std::vector<std::string> onlyA, onlyB;
+  for (const std::string &name : unionOfNames(tasksA, tasksB, "task")) {
+    const json *taskA = named(tasksA, "task", name), *taskB = named(tasksB, "task", name);
+    if (taskB == nullptr) {
+      onlyA.push_back(name);
+      continue;
+    }
+    if (taskA == nullptr) {
+      onlyB.push_back(name);
+      continue;
+    }
+    std::vector<std::string> cells{name, levelText(taskA)};
+    std::optional<double> rateA = rateAtK(taskA, "correct_at_k", k), rateB = rateAtK(taskB, "correct_at_k", k);
+    cells.insert(cells.end(), {rateText(rateA), rateText(rateB), differenceText(Kind::Rate, rateA, rateB)});
+    for (std::string_view key : {"best_speedup", "geomean_speedup"}) {
+      std::optional<double> speedupA = number(member(taskA, key)), speedupB = number(member(taskB, key));
+      cells.insert(cells.end(), {speedupText(speedupA), speedupText(speedupB),
+                                 differenceText(Kind::Speedup, speedupA, speedupB)});
+    }
+    tasks.rows.push_back(std::move(cells));
+  }
+  if (tasks.rows.empty()) out += "No task is in both evals.\n\n";
+  else markdownTable(out, tasks);
+  auto listOnly = [&out](std::string_view side, const std::vector<std::string> &names) {
+    if (names.empty()) return;
+    out += fmt::format("Only in {} ({}): ", side, names.size());
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + markdownText(names[i]);
+    out += ".\n\n";
+  };
+  listOnly("A", onlyA);
+  listOnly("B", onlyB);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Leaderboard
+
+struct Entry {
+  const json *document = nullptr;
+  std::optional<double> correct, fast0, fast1, geomean;
+  std::optional<std::string> createdAt;
+};
+
+/// -1 when `left` ranks first, 1 when `right` does, 0 on a tie: larger first, missing last.
+int compareDescending(std::optional<double> left, std::optional<double> right) {
+  if (left.has_value() != right.has_value()) return left ? -1 : 1;
+  if (!left || *left == *right) return 0;
+  return *left > *right ? -1 : 1;
+}
+
+std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, const std::string &suiteVersion) {
+  std::vector<Entry> entries;
+  size_t leftOut = 0;
+  for (const json &document : documents) {
+    if (string(member(&document, "suite_version")) != suiteVersion) {
+      ++leftOut;
+      continue;
+    }
+    const json *overall = member(member(&document, "metrics"), "overall");
+    entries.push_back({&document, rateAtK(overall, "correct_at_k", 1), fastP(overall, 0.0), fastP(overall, 1.0),
+                       number(member(overall, "geomean_speedup")), string(member(&document, "created_at"))});
+  }
+  // Best first; on a full tie the earlier eval (it got there first), then input order.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry &left, const Entry &right) {
+    for (int order : {compareDescending(left.correct, right.correct), compareDescending(left.fast1, right.fast1),
+                      compareDescending(left.geomean, right.geomean)})
+      if (order != 0) return order < 0;
+    if (left.createdAt.has_value() != right.createdAt.has_value()) return left.createdAt.has_value();
+    return left.createdAt && *left.createdAt < *right.createdAt;
+  });
+
+  std::string out = "# Leaderboard: " + markdownText(suiteVersion.empty() ? "(no suite version)" : suiteVersion) +
+                    "\n\nBest first by correct@1, then fast_1, then geomean speedup; ties by date, earlier first.\n\n";
+  if (entries.empty()) {
+    out += "No evals of this suite version.\n\n";
+  } else {
+    Table table{{"rank", "eval", "model", "date", "samples", "rounds", "strategies", "executor", "correct@1",
+                 "fast_0", "fast_1", "geomean speedup"},
+                {true, false, false, false, true, true, false, false, true, true, true, true},
+                {}};
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry &entry = entries[i];
+      const json *parameters = member(entry.document, "parameters");
+      table.rows.push_back({std::to_string(i + 1), evalIdText(*entry.document), text(member(entry.document, "model")),
+                            entry.createdAt.value_or(na()), text(member(parameters, "samples")),
+                            text(member(parameters, "rounds")), text(member(parameters, "strategies")),
+                            text(member(member(entry.document, "provenance"), "executor")), rateText(entry.correct),
+                            rateText(entry.fast0), rateText(entry.fast1), speedupText(entry.geomean)});
+    }
+    markdownTable(out, table);
+  }
+  if (leftOut == 1) out += "1 eval of another suite version left out.\n";
+  else if (leftOut > 1) out += fmt::format("{} evals of other suite versions left out.\n", leftOut);
+  return out;
+}
+
+} // namespace
+
+// Each entry point reads the document defensively; the catch is the last line
+// (an allocation failure, a bug), so that a command prints something rather
+// than aborting.
+
+std::string evalMarkdown(const json &document) {
+  try {
+    return evalMarkdownUnchecked(document);
+  } catch (const std::exception &error) {
+    return "# ptxforge eval\n\nThe report could not be built: " + markdownText(error.what()) + "\n";
+  }
+}
+
+std::string evalHtml(const json &document) {
+  try {
+    return evalHtmlUnchecked(document);
+  } catch (const std::exception &error) {
+    return page("ptxforge eval", element("p", std::string("The report could not be built: ") + error.what()));
+  }
+}
+
+std::string compareMarkdown(const json &a, const json &b) {
+  try {
+    return compareMarkdownUnchecked(a, b);
+  } catch (const std::exception &error) {
+    return "# ptxforge eval comparison\n\nThe comparison could not be built: " + markdownText(error.what()) + "\n";
+  }
+}
+
+std::string leaderboardMarkdown(const std::vector<json> &documents, const std::string &suiteVersion) {
+  try {
+    return leaderboardMarkdownUnchecked(documents, suiteVersion);
+  } catch (const std::exception &error) {
+    return "# Leaderboard\n\nThe leaderboard could not be built: " + markdownText(error.what()) + "\n";
+  }
+}
+
+} // namespace ptxforge::eval

@@ -1,0 +1,105 @@
+#include "ModelOptions.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+
+namespace ptxforge::cli {
+
+namespace {
+
+std::atomic<int> interrupts{0};
+
+extern "C" void onInterrupt(int) {
+  interrupts.fetch_add(1);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+} // namespace
+
+void addModelFlags(CLI::App *command, ModelFlags &flags) {
+  command->add_option("--model", flags.model,
+                      "BACKEND:NAME: openai:MODEL, anthropic:MODEL, exec:COMMAND, replay:FILE.jsonl, batch:MODEL")
+      ->envname("PTXFORGE_MODEL");
+  command->add_option("--base-url", flags.baseUrl, "Endpoint root of an openai or anthropic server")
+      ->envname("PTXFORGE_BASE_URL");
+  command->add_option("--api-key-env", flags.apiKeyEnv, "Name of the environment variable holding the API key");
+  command->add_option("--record", flags.record, "Append every completion to this JSONL file (replay:FILE replays it)");
+  command->add_option("--batch-file", flags.batchFile, "batch: where to write the requests not answered yet");
+  command->add_option("--batch-results", flags.batchResults, "batch: Batch-API output files to answer from");
+  command->add_option("--connect-timeout", flags.connectTimeout, "Seconds to wait for a connection");
+  command->add_option("--request-timeout", flags.requestTimeout, "Seconds one model request may take");
+  command->add_option("--stall-timeout", flags.stallTimeout, "Seconds a stream may stay silent");
+  command->add_option("--retries", flags.retries, "Retries on 429, 5xx and broken connections")->check(CLI::Range(0, 100));
+  command->add_option("--retry-backoff", flags.retryBackoff, "Seconds before the first retry");
+  command->add_option("--max-retry-after", flags.maxRetryAfter, "Longest Retry-After in seconds that is waited out");
+}
+
+Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::string &spec) {
+  if (spec.empty())
+    if (std::optional<std::string> fromEnvironment = llm::modelSpecFromEnvironment()) spec = *fromEnvironment;
+  if (spec.empty())
+    return makeError(ErrorKind::InvalidInput, "no model: give --model BACKEND:NAME (or set PTXFORGE_MODEL)");
+  Result<llm::BackendOptions> fromEnvironment = llm::optionsFromEnvironment();
+  if (!fromEnvironment) return fromEnvironment.error();
+  llm::BackendOptions options = std::move(fromEnvironment.value());
+  auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+  if (flags.baseUrl) options.baseUrl = *flags.baseUrl;
+  if (flags.apiKeyEnv) options.apiKeyVariable = *flags.apiKeyEnv;
+  if (flags.record) options.recordPath = *flags.record;
+  if (flags.batchFile) options.batchFile = *flags.batchFile;
+  if (!flags.batchResults.empty()) options.batchResults = flags.batchResults;
+  if (flags.connectTimeout) options.connectTimeout = ms(*flags.connectTimeout);
+  if (flags.requestTimeout) options.requestTimeout = ms(*flags.requestTimeout);
+  if (flags.stallTimeout) options.stallTimeout = ms(*flags.stallTimeout);
+  if (flags.retryBackoff) options.initialBackoff = ms(*flags.retryBackoff);
+  if (flags.maxRetryAfter) options.maxRetryAfter = ms(*flags.maxRetryAfter);
+  if (flags.retries) options.maxRetries = *flags.retries;
+  return llm::openBackend(spec, options);
+}
+
+void addStoreFlag(CLI::App *command, std::string &path) {
+  command->add_option("--store", path, "Run database (default: ptxforge-runs/runs.db)")->envname("PTXFORGE_STORE");
+}
+
+Result<std::unique_ptr<store::Store>> openStore(const std::string &path) {
+  std::string chosen = path;
+  if (chosen.empty()) {
+    const char *env = std::getenv("PTXFORGE_STORE");
+    chosen = env && *env ? env : "ptxforge-runs/runs.db";
+  }
+  std::filesystem::path parent = std::filesystem::path(chosen).parent_path();
+  std::error_code ignored;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+  return store::Store::open(chosen);
+}
+
+InterruptStop::InterruptStop() {
+  interrupts = 0;
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+  watcher_ = std::jthread([this](std::stop_token done) {
+    while (!done.stop_requested()) {
+      if (interrupts.load() > 0) {
+        fmt::print(stderr, "ptxforge: interrupted: finishing the store writes (Ctrl-C again to kill)\n");
+        source_.request_stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+}
+
+InterruptStop::~InterruptStop() {
+  watcher_.request_stop();
+  watcher_.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+} // namespace ptxforge::cli

@@ -1,0 +1,56 @@
+// What the model-facing commands (solve, eval) share: the model backend's
+// flags, the run store's location, and a clean stop on Ctrl-C.
+#pragma once
+
+#include "llm/BackendSpec.h"
+#include "store/Store.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ptxforge::cli {
+
+/// The backend flags; each unset one falls back to its environment twin
+/// (llm::backendOptionTable()), then to the default.
+struct ModelFlags {
+  std::string model;
+  std::optional<std::string> baseUrl, apiKeyEnv, record, batchFile;
+  std::vector<std::string> batchResults;
+  std::optional<double> connectTimeout, requestTimeout, stallTimeout, retryBackoff, maxRetryAfter;
+  std::optional<int> retries;
+};
+
+void addModelFlags(CLI::App *command, ModelFlags &flags);
+
+/// Opens the backend `spec` names (empty: $PTXFORGE_MODEL) with the flags.
+/// The error says what to give when there is no model at all.
+Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::string &spec);
+
+/// --store with $PTXFORGE_STORE as its twin.
+void addStoreFlag(CLI::App *command, std::string &path);
+/// Opens the store at `path` (empty: $PTXFORGE_STORE, else ptxforge-runs/runs.db),
+/// creating its folder.
+Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
+
+/// While alive, the first SIGINT/SIGTERM requests a stop (a message says so on
+/// stderr) and a second one kills as usual. One at a time.
+class InterruptStop {
+public:
+  InterruptStop();
+  ~InterruptStop();
+  InterruptStop(const InterruptStop &) = delete;
+  InterruptStop &operator=(const InterruptStop &) = delete;
+  std::stop_token token() const { return source_.get_token(); }
+
+private:
+  std::stop_source source_;
+  std::jthread watcher_;
+};
+
+} // namespace ptxforge::cli
