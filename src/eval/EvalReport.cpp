@@ -26,6 +26,7 @@ namespace {
 
 using nlohmann::json;
 using report::htmlEscape;
+using report::markdownText;
 
 constexpr std::string_view kNotAvailable = "n/a";
 
@@ -459,49 +460,8 @@ constexpr std::string_view kUntimedNote =
 // ---------------------------------------------------------------------------
 // Markdown
 
-bool isAsciiAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-/// Escapes text for one line of Markdown: it can neither start HTML, emphasis,
-/// links or code, nor break a table (the run report's rules, except that an
-/// underscore between two letters or digits stays as it is: CommonMark never
-/// reads one as emphasis, and task names like vector_add stay readable).
-std::string markdownText(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 8);
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '_' && i > 0 && i + 1 < text.size() && isAsciiAlnum(text[i - 1]) && isAsciiAlnum(text[i + 1])) {
-      out += c;
-      continue;
-    }
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~':
-      out += '\\';
-      out += c;
-      break;
-    case '\n': case '\r': case '\t': out += ' '; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
 void markdownTable(std::string &out, const Table &table) {
-  out += "|";
-  for (const std::string &cell : table.header) out += " " + cell + " |";
-  out += "\n|";
-  for (size_t i = 0; i < table.header.size(); ++i)
-    out += i < table.numeric.size() && table.numeric[i] ? " ---: |" : " --- |";
-  out += "\n";
-  for (const auto &row : table.rows) {
-    out += "|";
-    for (const std::string &cell : row) out += " " + markdownText(cell) + " |";
-    out += "\n";
-  }
-  out += "\n";
+  out += report::markdownTable(table.header, table.numeric, table.rows);
 }
 
 std::string evalMarkdownUnchecked(const json &document) {
@@ -566,23 +526,8 @@ std::string evalMarkdownUnchecked(const json &document) {
 // ---------------------------------------------------------------------------
 // HTML
 
+/// What the eval report adds to report::basePageStyle().
 constexpr std::string_view kStyle = R"(
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
-       padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
-h3 { font-size: 1rem; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
-th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
-th { background: #f3f5f9; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.note { color: #5a6270; font-style: italic; }
-svg.chart { max-width: 100%; height: auto; font-size: 11px; }
-svg .axis { stroke: #5a6270; stroke-width: 1; }
-svg .grid { stroke: #e5e8ee; stroke-width: 1; }
-svg .ref { stroke: #c0392b; stroke-width: 1.5; stroke-dasharray: 6 4; }
-svg .ref-label { fill: #c0392b; }
-svg text { fill: #3a4150; }
-svg .chart-note { fill: #5a6270; font-size: 14px; font-style: italic; }
 svg .na { fill: #8a93a3; }
 svg .b-correct { fill: #2864c7; }
 svg .b-fast { fill: #3c9d5a; }
@@ -594,19 +539,15 @@ svg .s-on-par { fill: #8fb3d9; }
 svg .s-faster { fill: #3c9d5a; }
 )";
 
-std::string element(std::string_view tag, std::string_view content, std::string_view cssClass = {}) {
-  std::string open = cssClass.empty() ? fmt::format("<{}>", tag) : fmt::format("<{} class=\"{}\">", tag, cssClass);
-  return open + htmlEscape(content) + fmt::format("</{}>", tag);
-}
 
 void htmlTable(std::string &out, const Table &table) {
   auto isNumeric = [&table](size_t i) { return i < table.numeric.size() && table.numeric[i]; };
   out += "<table>\n<thead><tr>";
-  for (size_t i = 0; i < table.header.size(); ++i) out += element("th", table.header[i], isNumeric(i) ? "num" : "");
+  for (size_t i = 0; i < table.header.size(); ++i) out += report::htmlElement("th", table.header[i], isNumeric(i) ? "num" : "");
   out += "</tr></thead>\n<tbody>\n";
   for (const auto &row : table.rows) {
     out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) out += element("td", row[i], isNumeric(i) ? "num" : "");
+    for (size_t i = 0; i < row.size(); ++i) out += report::htmlElement("td", row[i], isNumeric(i) ? "num" : "");
     out += "</tr>\n";
   }
   out += "</tbody>\n</table>\n";
@@ -860,20 +801,20 @@ std::string page(std::string_view title, std::string_view body) {
   // Nothing may load or run: inline styles are the page's only active content.
   out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += element("title", title) + "\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += report::htmlElement("title", title) + "\n<style>" + std::string(report::basePageStyle()) + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   out += body;
   out += "</body>\n</html>\n";
   return out;
 }
 
 void htmlTableOrNote(std::string &out, const Table &table, std::string_view note) {
-  if (table.rows.empty()) out += element("p", note, "note") + "\n";
+  if (table.rows.empty()) out += report::htmlElement("p", note, "note") + "\n";
   else htmlTable(out, table);
 }
 
 std::string evalHtmlUnchecked(const json &document) {
   std::string title = titleOf(document);
-  std::string body = element("h1", title) + "\n<section>\n<h2>Eval</h2>\n";
+  std::string body = report::htmlElement("h1", title) + "\n<section>\n<h2>Eval</h2>\n";
   htmlTable(body, fieldTable(evalFields(document)));
   Fields parameters = objectFields(member(&document, "parameters"));
   if (!parameters.empty()) {
@@ -886,11 +827,11 @@ std::string evalHtmlUnchecked(const json &document) {
   std::vector<int> ks = ksOf(metrics);
   body += "<section>\n<h2>Headline</h2>\n";
   if (metrics == nullptr) {
-    body += element("p", noMetricsNote(document), "note") + "\n";
+    body += report::htmlElement("p", noMetricsNote(document), "note") + "\n";
   } else {
     htmlTableOrNote(body, headlineTable(metrics, ks), "No groups.");
-    body += element("p", kHeadlineLegend, "note") + "\n";
-    if (!isTrue(member(metrics, "timed"))) body += element("p", kUntimedNote, "note") + "\n";
+    body += report::htmlElement("p", kHeadlineLegend, "note") + "\n";
+    if (!isTrue(member(metrics, "timed"))) body += report::htmlElement("p", kUntimedNote, "note") + "\n";
   }
   body += "<h3>Correct and fast per level</h3>\n" + levelChart(metrics, ks);
   body += "</section>\n";
@@ -903,7 +844,7 @@ std::string evalHtmlUnchecked(const json &document) {
   size_t omitted = 0;
   Table codes = codesTable(overall, omitted);
   htmlTableOrNote(body, codes, "No diagnostics from failed attempts.");
-  if (omitted > 0) body += element("p", plural(omitted, "code") + " more not shown.", "note") + "\n";
+  if (omitted > 0) body += report::htmlElement("p", plural(omitted, "code") + " more not shown.", "note") + "\n";
   body += "</section>\n";
 
   body += "<section>\n<h2>Speedups of correct samples</h2>\n" + speedupHistogram(metrics);
@@ -1136,7 +1077,7 @@ std::string evalHtml(const json &document) {
   try {
     return evalHtmlUnchecked(document);
   } catch (const std::exception &error) {
-    return page("ptxforge eval", element("p", std::string("The report could not be built: ") + error.what()));
+    return page("ptxforge eval", report::htmlElement("p", std::string("The report could not be built: ") + error.what()));
   }
 }
 

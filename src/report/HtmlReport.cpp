@@ -18,27 +18,11 @@ namespace {
 
 using detail::ReportModel;
 
+/// What the run report adds to basePageStyle().
 constexpr std::string_view kStyle = R"(
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem;
-       padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
-h3 { font-size: 1rem; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
-th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
-th { background: #f3f5f9; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.note { color: #5a6270; font-style: italic; }
-pre { background: #f6f8fa; border: 1px solid #d8dde6; padding: 0.75rem; overflow: auto; font-size: 0.8rem; }
-svg.chart { max-width: 100%; height: auto; font-size: 11px; }
-svg .axis { stroke: #5a6270; stroke-width: 1; }
-svg .grid { stroke: #e5e8ee; stroke-width: 1; }
-svg .ref { stroke: #c0392b; stroke-width: 1.5; stroke-dasharray: 6 4; }
-svg .ref-label { fill: #c0392b; }
 svg .line { fill: none; stroke: #2864c7; stroke-width: 2; }
 svg .point circle { fill: #2864c7; }
 svg .gap text { fill: #8a93a3; }
-svg text { fill: #3a4150; }
-svg .chart-note { fill: #5a6270; font-size: 14px; font-style: italic; }
 table.bars td.bar-cell { width: 24rem; }
 .bar { height: 0.9rem; min-width: 1px; background: #8a93a3; }
 .s-no-completion, .s-extract, .s-lint, .s-compile, .s-correctness { background: #d9534f; }
@@ -50,22 +34,17 @@ td.v-faster { color: #23773d; } td.v-slower { color: #9a6400; }
 td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { color: #b52b27; }
 )";
 
-/// Escaped text in a plain element.
-std::string element(std::string_view tag, std::string_view text, std::string_view cssClass = {}) {
-  std::string open = cssClass.empty() ? fmt::format("<{}>", tag) : fmt::format("<{} class=\"{}\">", tag, cssClass);
-  return open + htmlEscape(text) + fmt::format("</{}>", tag);
-}
 
 /// A table of text cells; `numeric[i]` right-aligns column i.
 void table(std::string &out, const std::vector<std::string> &header, const std::vector<bool> &numeric,
            const std::vector<std::vector<std::string>> &rows, std::string_view cssClass = {}) {
   auto isNumeric = [&numeric](size_t i) { return i < numeric.size() && numeric[i]; };
   out += cssClass.empty() ? "<table>\n<thead><tr>" : fmt::format("<table class=\"{}\">\n<thead><tr>", cssClass);
-  for (size_t i = 0; i < header.size(); ++i) out += element("th", header[i], isNumeric(i) ? "num" : "");
+  for (size_t i = 0; i < header.size(); ++i) out += htmlElement("th", header[i], isNumeric(i) ? "num" : "");
   out += "</tr></thead>\n<tbody>\n";
   for (const auto &row : rows) {
     out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) out += element("td", row[i], isNumeric(i) ? "num" : "");
+    for (size_t i = 0; i < row.size(); ++i) out += htmlElement("td", row[i], isNumeric(i) ? "num" : "");
     out += "</tr>\n";
   }
   out += "</tbody>\n</table>\n";
@@ -74,7 +53,7 @@ void table(std::string &out, const std::vector<std::string> &header, const std::
 void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
   out += "<table>\n<tbody>\n";
   for (const detail::Field &field : fields)
-    out += "<tr>" + element("th", field.label) + element("td", field.value) + "</tr>\n";
+    out += "<tr>" + htmlElement("th", field.label) + htmlElement("td", field.value) + "</tr>\n";
   out += "</tbody>\n</table>\n";
 }
 
@@ -282,10 +261,10 @@ void attemptsSection(std::string &out, const ReportModel &model) {
          "<th>tendency</th><th class=\"num\">temperature</th><th>candidate</th><th>verdict</th>"
          "<th class=\"num\">speedup</th><th class=\"num\">registers</th><th>summary</th></tr></thead>\n<tbody>\n";
   for (const detail::AttemptLine &a : model.attempts) {
-    out += "<tr>" + element("td", a.round, "num") + element("td", a.slot, "num") + element("td", a.kind) +
-           element("td", a.tendency) + element("td", a.temperature, "num") + element("td", a.candidate) +
-           element("td", a.verdict, "v-" + a.stage) + element("td", a.speedup, "num") +
-           element("td", a.registers, "num") + element("td", a.summary) + "</tr>\n";
+    out += "<tr>" + htmlElement("td", a.round, "num") + htmlElement("td", a.slot, "num") + htmlElement("td", a.kind) +
+           htmlElement("td", a.tendency) + htmlElement("td", a.temperature, "num") + htmlElement("td", a.candidate) +
+           htmlElement("td", a.verdict, "v-" + a.stage) + htmlElement("td", a.speedup, "num") +
+           htmlElement("td", a.registers, "num") + htmlElement("td", a.summary) + "</tr>\n";
   }
   out += "</tbody>\n</table>\n</section>\n";
 }
@@ -293,11 +272,11 @@ void attemptsSection(std::string &out, const ReportModel &model) {
 void bestSection(std::string &out, const ReportModel &model) {
   out += "<section>\n";
   if (!model.best) {
-    out += "<h2>Best kernel</h2>\n" + element("p", model.noBestNote, "note") + "\n</section>\n";
+    out += "<h2>Best kernel</h2>\n" + htmlElement("p", model.noBestNote, "note") + "\n</section>\n";
     return;
   }
   const detail::BestKernel &best = *model.best;
-  out += element("h2", "Best kernel: " + best.title) + "\n";
+  out += htmlElement("h2", "Best kernel: " + best.title) + "\n";
   fieldTable(out, best.facts);
 
   out += "<h3>Resources and SASS</h3>\n";
@@ -332,7 +311,7 @@ std::string page(std::string_view title, std::string_view body) {
   // Nothing may load or run: inline styles are the page's only active content.
   out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += element("title", title) + "\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += htmlElement("title", title) + "\n<style>" + std::string(basePageStyle()) + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   out += body;
   out += "</body>\n</html>\n";
   return out;
@@ -343,7 +322,7 @@ std::string page(std::string_view title, std::string_view body) {
 std::string htmlReport(const store::RunData &data) {
   try {
     ReportModel model = detail::buildModel(data);
-    std::string body = element("h1", model.title) + "\n<section>\n<h2>Run</h2>\n";
+    std::string body = htmlElement("h1", model.title) + "\n<section>\n<h2>Run</h2>\n";
     fieldTable(body, model.run);
     body += "</section>\n";
     roundsSection(body, model);
@@ -355,7 +334,7 @@ std::string htmlReport(const store::RunData &data) {
   } catch (const std::exception &error) {
     // The model reads JSON defensively; this is the last line, so that a
     // report command writes a page rather than aborting.
-    return page("ptxforge run report", element("p", std::string("The report could not be built: ") + error.what()));
+    return page("ptxforge run report", htmlElement("p", std::string("The report could not be built: ") + error.what()));
   }
 }
 

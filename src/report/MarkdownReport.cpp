@@ -17,27 +17,6 @@ namespace {
 
 using detail::ReportModel;
 
-/// Escapes text for one line of Markdown (a table cell, a heading, a list item).
-std::string markdownText(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 8);
-  for (char c : text) {
-    switch (c) {
-    // Entities rather than backslashes for HTML: renderers agree on them.
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~':
-      out += '\\';
-      out += c;
-      break;
-    case '\n': case '\r': case '\t': out += ' '; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
 /// A fence of backticks longer than the longest backtick run in `code`.
 std::string fenceFor(std::string_view code) {
   size_t longest = 0, run = 0;
@@ -52,17 +31,9 @@ enum class Align { Left, Right };
 
 void table(std::string &out, const std::vector<std::string> &header, const std::vector<Align> &align,
            const std::vector<std::vector<std::string>> &rows) {
-  auto line = [&out](const std::vector<std::string> &cells) {
-    out += "|";
-    for (const std::string &cell : cells) out += " " + markdownText(cell) + " |";
-    out += "\n";
-  };
-  line(header);
-  out += "|";
-  for (size_t i = 0; i < header.size(); ++i) out += i < align.size() && align[i] == Align::Right ? " ---: |" : " --- |";
-  out += "\n";
-  for (const auto &row : rows) line(row);
-  out += "\n";
+  std::vector<bool> right;
+  for (Align a : align) right.push_back(a == Align::Right);
+  out += markdownTable(header, right, rows);
 }
 
 void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {

@@ -78,4 +78,81 @@ std::string htmlEscape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool isAsciiAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+} // namespace
+
+std::string markdownText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '_' && i > 0 && i + 1 < text.size() && isAsciiAlnum(text[i - 1]) && isAsciiAlnum(text[i + 1])) {
+      out += c;
+      continue;
+    }
+    switch (c) {
+    // Entities rather than backslashes for HTML: renderers agree on them.
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~':
+      out += '\\';
+      out += c;
+      break;
+    case '\n': case '\r': case '\t': out += ' '; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdownTable(const std::vector<std::string> &header, const std::vector<bool> &rightAligned,
+                          const std::vector<std::vector<std::string>> &rows) {
+  std::string out;
+  auto line = [&out](const std::vector<std::string> &cells) {
+    out += "|";
+    for (const std::string &cell : cells) out += " " + markdownText(cell) + " |";
+    out += "\n";
+  };
+  line(header);
+  out += "|";
+  for (size_t i = 0; i < header.size(); ++i) out += i < rightAligned.size() && rightAligned[i] ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto &row : rows) line(row);
+  out += "\n";
+  return out;
+}
+
+std::string_view basePageStyle() {
+  return R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
+       padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
+h3 { font-size: 1rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
+th { background: #f3f5f9; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.note { color: #5a6270; font-style: italic; }
+pre { background: #f6f8fa; border: 1px solid #d8dde6; padding: 0.75rem; overflow: auto; font-size: 0.8rem; }
+svg.chart { max-width: 100%; height: auto; font-size: 11px; }
+svg .axis { stroke: #5a6270; stroke-width: 1; }
+svg .grid { stroke: #e5e8ee; stroke-width: 1; }
+svg .ref { stroke: #c0392b; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg .ref-label { fill: #c0392b; }
+svg text { fill: #3a4150; }
+svg .chart-note { fill: #5a6270; font-size: 14px; font-style: italic; }
+)";
+}
+
+std::string htmlElement(std::string_view tag, std::string_view text, std::string_view cssClass) {
+  std::string out = "<" + std::string(tag);
+  if (!cssClass.empty()) out += " class=\"" + std::string(cssClass) + "\"";
+  out += ">" + htmlEscape(text) + "</" + std::string(tag) + ">";
+  return out;
+}
+
 } // namespace ptxforge::report

@@ -27,6 +27,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ptxforge::report {
 
@@ -75,5 +76,25 @@ std::string htmlReport(const store::RunData &data);
 
 /// Escapes &, <, >, " and ' for HTML text and attribute values.
 std::string htmlEscape(std::string_view text);
+
+// Building blocks the run report and the eval report (eval/EvalReport.h) share.
+
+/// Escapes text for one line of Markdown (a table cell, a heading, a list
+/// item): HTML's &, <, > as entities, Markdown punctuation with backslashes,
+/// line breaks as spaces. An underscore between two letters or digits stays
+/// as it is (`vector_add`): no renderer reads it as emphasis.
+std::string markdownText(std::string_view text);
+
+/// A Markdown table, every cell escaped with markdownText; rightAligned[i]
+/// right-aligns column i. Ends with a blank line.
+std::string markdownTable(const std::vector<std::string> &header, const std::vector<bool> &rightAligned,
+                          const std::vector<std::vector<std::string>> &rows);
+
+/// The CSS both HTML reports start from: page, headings, tables, notes, and
+/// chart axes, grid, reference line and labels.
+std::string_view basePageStyle();
+
+/// <tag class="cssClass">text, escaped</tag>.
+std::string htmlElement(std::string_view tag, std::string_view text, std::string_view cssClass = {});
 
 } // namespace ptxforge::report

@@ -356,7 +356,7 @@ TEST(MarkdownReport, StoredTextCannotInjectHtml) {
 
 TEST(MarkdownReport, RunTable) {
   std::string md = markdownReport(sampleRun());
-  EXPECT_NE(md.find("# ptxforge run #7: vector\\_add"), std::string::npos) << md;
+  EXPECT_NE(md.find("# ptxforge run #7: vector_add"), std::string::npos) << md;
   EXPECT_NE(md.find("| parameters | candidates=4, rounds=3, seed=1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| best | candidate #8 (round 3, slot 0): correct, 1.50x |"), std::string::npos) << md;
   EXPECT_NE(md.find("| tokens | 12000 prompt, 3400 completion |"), std::string::npos) << md;

@@ -51,17 +51,7 @@ struct EvalCli {
   std::string suiteVersion;
 };
 
-int fail(const std::string &message) {
-  fmt::print(stderr, "ptxforge: error: {}\n", message);
-  return kExitUsage;
-}
 
-Result<void> writeFile(const std::filesystem::path &path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) return makeError(ErrorKind::Io, "cannot write " + path.string());
-  return {};
-}
 
 std::optional<std::vector<int>> parseKs(const std::string &text) {
   std::vector<int> ks;
@@ -84,9 +74,9 @@ Result<void> writeEvalFiles(const std::filesystem::path &dir, const nlohmann::js
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return makeError(ErrorKind::Io, "cannot create " + dir.string() + ": " + error.message());
-  if (Result<void> w = writeFile(dir / "eval.json", document.dump(2) + "\n"); !w) return w;
-  if (Result<void> w = writeFile(dir / "eval.md", eval::evalMarkdown(document)); !w) return w;
-  return writeFile(dir / "eval.html", eval::evalHtml(document));
+  if (Result<void> w = writeTextFile(dir / "eval.json", document.dump(2) + "\n"); !w) return w;
+  if (Result<void> w = writeTextFile(dir / "eval.md", eval::evalMarkdown(document)); !w) return w;
+  return writeTextFile(dir / "eval.html", eval::evalHtml(document));
 }
 
 std::filesystem::path defaultOut(const store::Store &store, int64_t evalId) {
@@ -114,22 +104,22 @@ int runEvalCommand(const EvalCli &cli) {
   std::optional<tasks::Suite> suite = loadSuite(cli.tasksDirs);
   if (!suite) return kExitUsage;
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return fail(store.error().message);
+  if (!store) return failWith(store.error().message);
 
   std::string modelSpec = cli.model.model;
   if (cli.resume && modelSpec.empty()) {
     Result<store::EvalRecord> record = (*store)->evalRecord(*cli.resume);
-    if (!record) return fail(record.error().message);
+    if (!record) return failWith(record.error().message);
     modelSpec = record->model;
   }
   Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
-  if (!backend) return fail(backend.error().message);
+  if (!backend) return failWith(backend.error().message);
   Result<prompt::TemplateSet> templates =
       prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
-  if (!templates) return fail(templates.error().message);
+  if (!templates) return failWith(templates.error().message);
   std::string unavailable;
   std::unique_ptr<exec::Executor> executor = createExecutor(cli.executor, unavailable);
-  if (!executor) return fail("no executor: " + unavailable);
+  if (!executor) return failWith("no executor: " + unavailable);
 
   eval::EvalOptions options;
   options.suite = cli.suite;
@@ -138,16 +128,9 @@ int runEvalCommand(const EvalCli &cli) {
   if (!ks) return kExitUsage;
   options.ks = *ks;
   options.rounds = cli.rounds;
-  Result<std::vector<prompt::Strategy>> strategies = prompt::parseStrategies(cli.strategies);
-  if (!strategies) return fail("--strategy: " + strategies.error().message);
+  Result<std::vector<prompt::Strategy>> strategies = firstAttemptStrategies(cli.strategies);
+  if (!strategies) return failWith(strategies.error().message);
   options.strategies = *strategies;
-  for (prompt::Strategy s : options.strategies)
-    if (s == prompt::Strategy::Repair || s == prompt::Strategy::Optimize)
-      return fail("--strategy: repair and optimize are the later rounds' (--rounds); give the first attempt's "
-                  "strategies (zero-shot, spec, few-shot, skeleton)");
-  if (std::find(options.strategies.begin(), options.strategies.end(), prompt::Strategy::ZeroShot) ==
-      options.strategies.end())
-    options.strategies.insert(options.strategies.begin(), prompt::Strategy::ZeroShot);
   options.temperature = cli.temperature;
   options.topP = cli.topP;
   options.maxTokens = cli.maxTokens > 0 ? std::optional<int>(cli.maxTokens) : std::nullopt;
@@ -164,11 +147,11 @@ int runEvalCommand(const EvalCli &cli) {
   context.provenance = {{"ptxforge", std::string(versionString())}, {"reference_compiler", "NVRTC"}};
   if (!cli.quiet) context.onProgress = [](const std::string &line) { fmt::print(stderr, "{}\n", line); };
   Result<eval::EvalOutcome> outcome = eval::runEval(context, options, cli.resume);
-  if (!outcome) return fail(outcome.error().message);
+  if (!outcome) return failWith(outcome.error().message);
 
   std::filesystem::path out = cli.outDir.empty() ? defaultOut(**store, outcome->evalId) : std::filesystem::path(cli.outDir);
   Result<void> written = writeEvalFiles(out, outcome->document);
-  if (!written) return fail(written.error().message);
+  if (!written) return failWith(written.error().message);
   if (cli.format == "json") {
     std::cout << outcome->document.dump(2) << '\n';
   } else {
@@ -197,15 +180,15 @@ Result<nlohmann::json> loadDocument(store::Store &store, const std::string &whic
 
 int runShow(const EvalCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return fail(store.error().message);
+  if (!store) return failWith(store.error().message);
   Result<nlohmann::json> document = eval::evalDocument(**store, cli.evalId);
-  if (!document) return fail(document.error().message);
+  if (!document) return failWith(document.error().message);
   if (cli.format == "json") {
     std::cout << document->dump(2) << '\n';
     return kExitOk;
   }
   if (!cli.outDir.empty()) {
-    if (Result<void> written = writeEvalFiles(cli.outDir, *document); !written) return fail(written.error().message);
+    if (Result<void> written = writeEvalFiles(cli.outDir, *document); !written) return failWith(written.error().message);
   }
   std::cout << eval::evalMarkdown(*document);
   return kExitOk;
@@ -213,27 +196,27 @@ int runShow(const EvalCli &cli) {
 
 int runCompare(const EvalCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return fail(store.error().message);
+  if (!store) return failWith(store.error().message);
   Result<nlohmann::json> a = loadDocument(**store, cli.a);
-  if (!a) return fail(a.error().message);
+  if (!a) return failWith(a.error().message);
   Result<nlohmann::json> b = loadDocument(**store, cli.b);
-  if (!b) return fail(b.error().message);
+  if (!b) return failWith(b.error().message);
   std::cout << eval::compareMarkdown(*a, *b);
   return kExitOk;
 }
 
 int runLeaderboard(const EvalCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return fail(store.error().message);
+  if (!store) return failWith(store.error().message);
   Result<std::vector<store::EvalRecord>> records = (*store)->evals();
-  if (!records) return fail(records.error().message);
+  if (!records) return failWith(records.error().message);
   std::vector<nlohmann::json> documents;
   std::string version = cli.suiteVersion;
   for (const store::EvalRecord &record : *records) {
     // Newest first: without --suite-version, the newest version of --suite.
     if (version.empty() && record.suite == cli.suite) version = record.suiteVersion;
     Result<nlohmann::json> document = eval::evalDocument(**store, record.id);
-    if (!document) return fail(document.error().message);
+    if (!document) return failWith(document.error().message);
     documents.push_back(std::move(document.value()));
   }
   if (version.empty()) {

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace ptxforge::cli {
 
@@ -77,6 +79,32 @@ Result<std::unique_ptr<store::Store>> openStore(const std::string &path) {
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
   return store::Store::open(chosen);
+}
+
+Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text) {
+  Result<std::vector<prompt::Strategy>> parsed = prompt::parseStrategies(text);
+  if (!parsed) return makeError(ErrorKind::InvalidInput, "--strategy: " + parsed.error().message);
+  std::vector<prompt::Strategy> strategies = std::move(parsed.value());
+  for (prompt::Strategy s : strategies)
+    if (s == prompt::Strategy::Repair || s == prompt::Strategy::Optimize)
+      return makeError(ErrorKind::InvalidInput, "--strategy: repair and optimize are the later rounds' (--rounds); "
+                                                "give the first attempt's strategies (zero-shot, spec, few-shot, "
+                                                "skeleton)");
+  if (std::find(strategies.begin(), strategies.end(), prompt::Strategy::ZeroShot) == strategies.end())
+    strategies.insert(strategies.begin(), prompt::Strategy::ZeroShot);
+  return strategies;
+}
+
+int failWith(const std::string &message) {
+  fmt::print(stderr, "ptxforge: error: {}\n", message);
+  return 2;
+}
+
+Result<void> writeTextFile(const std::filesystem::path &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return makeError(ErrorKind::Io, "cannot write " + path.string());
+  return {};
 }
 
 InterruptStop::InterruptStop() {

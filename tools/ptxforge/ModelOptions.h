@@ -3,14 +3,17 @@
 #pragma once
 
 #include "llm/BackendSpec.h"
+#include "prompt/PromptBuilder.h"
 #include "store/Store.h"
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -37,6 +40,18 @@ void addStoreFlag(CLI::App *command, std::string &path);
 /// Opens the store at `path` (empty: $PTXFORGE_STORE, else ptxforge-runs/runs.db),
 /// creating its folder.
 Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
+
+/// --strategy of solve and eval: the first attempt's strategies (zero-shot,
+/// spec, few-shot, skeleton), zero-shot added when missing. Repair and
+/// optimize belong to the later rounds: InvalidInput says so.
+Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text);
+
+/// Prints "ptxforge: error: MESSAGE" on stderr and returns 2, the exit status
+/// of usage, I/O and set-up errors.
+int failWith(const std::string &message);
+
+/// Writes `text` to `path`, replacing it; an Io error names the path.
+Result<void> writeTextFile(const std::filesystem::path &path, std::string_view text);
 
 /// While alive, the first SIGINT/SIGTERM requests a stop (a message says so on
 /// stderr) and a second one kills as usual. One at a time.

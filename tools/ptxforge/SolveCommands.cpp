@@ -75,12 +75,6 @@ struct SolveCli {
   std::set<std::string> given;
 };
 
-Result<void> writeFile(const std::filesystem::path &path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) return makeError(ErrorKind::Io, "cannot write " + path.string());
-  return {};
-}
 
 std::optional<std::vector<double>> parseTemperatures(const std::string &text) {
   std::vector<double> values;
@@ -107,7 +101,7 @@ Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesy
   Result<store::RunData> data = store.load(runId);
   if (!data) return data.error();
   if (!bestPtx.empty())
-    if (Result<void> written = writeFile(dir / "best.ptx", bestPtx); !written) return written;
+    if (Result<void> written = writeTextFile(dir / "best.ptx", bestPtx); !written) return written;
   nlohmann::json document = {{"run", runId},
                              {"task", data->run.task},
                              {"model", data->run.model},
@@ -116,9 +110,9 @@ Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesy
                              {"parameters", data->run.parameters},
                              {"provenance", data->run.provenance},
                              {"summary", summaryJson}};
-  if (Result<void> written = writeFile(dir / "summary.json", document.dump(2) + "\n"); !written) return written;
-  if (Result<void> written = writeFile(dir / "report.md", report::markdownReport(*data)); !written) return written;
-  return writeFile(dir / "report.html", report::htmlReport(*data));
+  if (Result<void> written = writeTextFile(dir / "summary.json", document.dump(2) + "\n"); !written) return written;
+  if (Result<void> written = writeTextFile(dir / "report.md", report::markdownReport(*data)); !written) return written;
+  return writeTextFile(dir / "report.html", report::htmlReport(*data));
 }
 
 /// One progress line on stderr.
@@ -140,65 +134,35 @@ int runSolve(const SolveCli &cli) {
   const tasks::TaskSpec *task = nullptr;
   for (const tasks::TaskSpec &t : suite->tasks)
     if (t.name == cli.task) task = &t;
-  if (!task) {
-    fmt::print(stderr, "ptxforge: error: unknown task '{}' (see `ptxforge tasks`)\n", cli.task);
-    return kExitUsage;
-  }
+  if (!task) return failWith(fmt::format("unknown task '{}' (see `ptxforge tasks`)", cli.task));
 
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) {
-    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
-    return kExitUsage;
-  }
+  if (!store) return failWith(store.error().message);
 
   // A resumed run keeps its model spec unless another is given (a batch run
   // resumes with the same spec and --batch-results).
   std::string modelSpec = cli.model.model;
   if (cli.resume && modelSpec.empty()) {
     Result<store::RunRecord> run = (*store)->run(*cli.resume);
-    if (!run) {
-      fmt::print(stderr, "ptxforge: error: {}\n", run.error().message);
-      return kExitUsage;
-    }
+    if (!run) return failWith(run.error().message);
     modelSpec = run->model;
   }
   Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
-  if (!backend) {
-    fmt::print(stderr, "ptxforge: error: {}\n", backend.error().message);
-    return kExitUsage;
-  }
+  if (!backend) return failWith(backend.error().message);
   Result<prompt::TemplateSet> templates =
       prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
-  if (!templates) {
-    fmt::print(stderr, "ptxforge: error: {}\n", templates.error().message);
-    return kExitUsage;
-  }
+  if (!templates) return failWith(templates.error().message);
   std::string unavailable;
   std::unique_ptr<exec::Executor> executor = createExecutor(cli.executor, unavailable);
-  if (!executor) {
-    fmt::print(stderr, "ptxforge: error: no executor: {}\n", unavailable);
-    return kExitUsage;
-  }
+  if (!executor) return failWith(fmt::format("no executor: {}", unavailable));
   bool emulated = executor->moduleFormat() == exec::ModuleFormat::Ptx;
 
   solve::SolveOptions options;
   options.rounds = cli.rounds;
   options.candidates = cli.candidates;
-  Result<std::vector<prompt::Strategy>> strategies = prompt::parseStrategies(cli.strategies);
-  if (!strategies) {
-    fmt::print(stderr, "ptxforge: error: --strategy: {}\n", strategies.error().message);
-    return kExitUsage;
-  }
+  Result<std::vector<prompt::Strategy>> strategies = firstAttemptStrategies(cli.strategies);
+  if (!strategies) return failWith(strategies.error().message);
   options.strategies = *strategies;
-  for (prompt::Strategy s : options.strategies)
-    if (s == prompt::Strategy::Repair || s == prompt::Strategy::Optimize) {
-      fmt::print(stderr, "ptxforge: error: --strategy: repair and optimize are chosen by the loop for later rounds; "
-                         "give the first attempt's strategies (zero-shot, spec, few-shot, skeleton)\n");
-      return kExitUsage;
-    }
-  if (std::find(options.strategies.begin(), options.strategies.end(), prompt::Strategy::ZeroShot) ==
-      options.strategies.end())
-    options.strategies.insert(options.strategies.begin(), prompt::Strategy::ZeroShot);
   options.tendencies = cli.tendencies;
   if (!cli.temperatures.empty()) {
     std::optional<std::vector<double>> temperatures = parseTemperatures(cli.temperatures);
@@ -241,17 +205,14 @@ int runSolve(const SolveCli &cli) {
     if (cli.given.count("max-candidates")) overrides.maxCandidatesTotal = cli.maxCandidates;
   }
   Result<solve::SolveOutcome> outcome = solve::solve(context, options, cli.resume, overrides);
-  if (!outcome) {
-    fmt::print(stderr, "ptxforge: error: {}\n", outcome.error().message);
-    return kExitUsage;
-  }
+  if (!outcome) return failWith(outcome.error().message);
 
   std::filesystem::path outDir = cli.outDir.empty()
                                      ? std::filesystem::path((*store)->path()).parent_path() /
                                            fmt::format("run-{}", outcome->runId)
                                      : std::filesystem::path(cli.outDir);
   Result<void> written = writeRunFiles(**store, outcome->runId, outDir, outcome->bestPtx, outcome->summary);
-  if (!written) fmt::print(stderr, "ptxforge: error: {}\n", written.error().message);
+  if (!written) failWith(written.error().message);
 
   if (cli.format == "json") {
     nlohmann::json out = {{"run", outcome->runId},
@@ -285,15 +246,9 @@ int runSolve(const SolveCli &cli) {
 
 int runRuns(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) {
-    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
-    return kExitUsage;
-  }
+  if (!store) return failWith(store.error().message);
   Result<std::vector<store::RunRecord>> runs = (*store)->runs(cli.limit);
-  if (!runs) {
-    fmt::print(stderr, "ptxforge: error: {}\n", runs.error().message);
-    return kExitUsage;
-  }
+  if (!runs) return failWith(runs.error().message);
   auto best = [](const store::RunRecord &run) -> std::string {
     const nlohmann::json &b = run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr);
     if (!b.is_object()) return "-";
@@ -324,15 +279,9 @@ int runRuns(const SolveCli &cli) {
 
 int runShow(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) {
-    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
-    return kExitUsage;
-  }
+  if (!store) return failWith(store.error().message);
   Result<store::RunData> data = (*store)->load(cli.runId);
-  if (!data) {
-    fmt::print(stderr, "ptxforge: error: {}\n", data.error().message);
-    return kExitUsage;
-  }
+  if (!data) return failWith(data.error().message);
   if (cli.format == "json") {
     nlohmann::json attempts = nlohmann::json::array();
     for (const store::AttemptRow &row : data->attempts) {
@@ -384,32 +333,20 @@ int runShow(const SolveCli &cli) {
 
 int runReport(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) {
-    fmt::print(stderr, "ptxforge: error: {}\n", store.error().message);
-    return kExitUsage;
-  }
+  if (!store) return failWith(store.error().message);
   Result<store::RunData> data = (*store)->load(cli.runId);
-  if (!data) {
-    fmt::print(stderr, "ptxforge: error: {}\n", data.error().message);
-    return kExitUsage;
-  }
+  if (!data) return failWith(data.error().message);
   std::filesystem::path outDir = cli.outDir.empty() ? std::filesystem::path((*store)->path()).parent_path() /
                                                           fmt::format("run-{}", cli.runId)
                                                     : std::filesystem::path(cli.outDir);
   std::error_code error;
   std::filesystem::create_directories(outDir, error);
-  if (error) {
-    fmt::print(stderr, "ptxforge: error: cannot create {}: {}\n", outDir.string(), error.message());
-    return kExitUsage;
-  }
+  if (error) return failWith(fmt::format("cannot create {}: {}", outDir.string(), error.message()));
   std::vector<std::pair<std::string, std::string>> files;
   if (cli.reportFormat != "html") files.push_back({"report.md", report::markdownReport(*data)});
   if (cli.reportFormat != "md") files.push_back({"report.html", report::htmlReport(*data)});
   for (const auto &[name, text] : files) {
-    if (Result<void> written = writeFile(outDir / name, text); !written) {
-      fmt::print(stderr, "ptxforge: error: {}\n", written.error().message);
-      return kExitUsage;
-    }
+    if (Result<void> written = writeTextFile(outDir / name, text); !written) return failWith(written.error().message);
     fmt::print("{}\n", (outDir / name).string());
   }
   return kExitOk;
