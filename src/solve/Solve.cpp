@@ -385,7 +385,6 @@ private:
 
     bool skeleton = std::find(strategies.begin(), strategies.end(), prompt::Strategy::Skeleton) != strategies.end();
     if (skeleton) {
-      std::optional<std::string> draftText;
       Answer answer = ask(round, slot, "skeleton", strategies, input, temperature, seed, parent);
       if (answer.status != Answer::Status::Complete) return;
       Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(answer.text);
