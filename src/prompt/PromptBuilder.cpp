@@ -219,12 +219,6 @@ bool sameDiagnostic(const ptx::Diagnostic &a, const ptx::Diagnostic &b) {
   return a.code == b.code && a.line == b.line && a.message == b.message;
 }
 
-const verify::BenchmarkReport *largestBenchmark(const verify::CheckResult &result) {
-  const verify::BenchmarkReport *best = nullptr;
-  for (const verify::BenchmarkReport &report : result.benchmarks)
-    if (!best || report.baseline.median > best->baseline.median) best = &report;
-  return best;
-}
 
 } // namespace
 
@@ -495,7 +489,7 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
   }
   if (wants(Strategy::Optimize)) {
     const Attempt &attempt = *input.previous;
-    const verify::BenchmarkReport *largest = largestBenchmark(attempt.result);
+    const verify::BenchmarkReport *largest = verify::headlineBenchmark(attempt.result);
     sections.push_back(
         {"optimize",
          {{"previous_ptx", attempt.ptx},

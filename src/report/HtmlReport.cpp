@@ -197,14 +197,6 @@ void roundsSection(std::string &out, const ReportModel &model) {
   out += "</section>\n";
 }
 
-std::vector<std::string> funnelCells(std::string label, const detail::FunnelCounts &counts) {
-  std::vector<std::string> cells{std::move(label)};
-  for (int count : counts.stages) cells.push_back(std::to_string(count));
-  cells.push_back(std::to_string(counts.duplicates));
-  cells.push_back(std::to_string(counts.total));
-  return cells;
-}
-
 void funnelSection(std::string &out, const ReportModel &model) {
   out += "<section>\n<h2>Stage funnel</h2>\n";
   if (model.rounds.empty()) {
@@ -228,8 +220,8 @@ void funnelSection(std::string &out, const ReportModel &model) {
   header.emplace_back("duplicates");
   header.emplace_back("total");
   std::vector<std::vector<std::string>> rows;
-  for (const detail::RoundRow &row : model.rounds) rows.push_back(funnelCells(std::to_string(row.round), row.funnel));
-  rows.push_back(funnelCells("total", total));
+  for (const detail::RoundRow &row : model.rounds) rows.push_back(detail::funnelCells(std::to_string(row.round), row.funnel));
+  rows.push_back(detail::funnelCells("total", total));
   std::vector<bool> numeric(header.size(), true);
   numeric[0] = false;
   table(out, header, numeric, rows, "funnel");

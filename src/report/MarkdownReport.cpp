@@ -54,14 +54,6 @@ void roundsSection(std::string &out, const ReportModel &model) {
         {Align::Right, Align::Right, Align::Right, Align::Right}, rows);
 }
 
-std::vector<std::string> funnelCells(std::string label, const detail::FunnelCounts &counts) {
-  std::vector<std::string> cells{std::move(label)};
-  for (int count : counts.stages) cells.push_back(std::to_string(count));
-  cells.push_back(std::to_string(counts.duplicates));
-  cells.push_back(std::to_string(counts.total));
-  return cells;
-}
-
 void funnelSection(std::string &out, const ReportModel &model) {
   out += "## Stage funnel\n\n";
   if (model.rounds.empty()) {
@@ -75,8 +67,8 @@ void funnelSection(std::string &out, const ReportModel &model) {
   header.emplace_back("duplicates");
   header.emplace_back("total");
   std::vector<std::vector<std::string>> rows;
-  for (const detail::RoundRow &row : model.rounds) rows.push_back(funnelCells(std::to_string(row.round), row.funnel));
-  rows.push_back(funnelCells("total", model.funnelTotal));
+  for (const detail::RoundRow &row : model.rounds) rows.push_back(detail::funnelCells(std::to_string(row.round), row.funnel));
+  rows.push_back(detail::funnelCells("total", model.funnelTotal));
   table(out, header, std::vector<Align>(header.size(), Align::Right), rows);
 }
 

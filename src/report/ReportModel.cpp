@@ -471,6 +471,14 @@ void addBest(ReportModel &model, const store::RunData &data) {
 
 } // namespace
 
+std::vector<std::string> funnelCells(std::string label, const FunnelCounts &counts) {
+  std::vector<std::string> cells{std::move(label)};
+  for (int count : counts.stages) cells.push_back(std::to_string(count));
+  cells.push_back(std::to_string(counts.duplicates));
+  cells.push_back(std::to_string(counts.total));
+  return cells;
+}
+
 size_t stageIndex(std::string_view stage) {
   return static_cast<size_t>(std::find(kStages.begin(), kStages.end(), stage) - kStages.begin());
 }

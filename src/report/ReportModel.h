@@ -97,6 +97,10 @@ inline constexpr size_t kTopDiagnostics = 10;
 /// Builds the model; never throws on odd or missing JSON.
 ReportModel buildModel(const store::RunData &data);
 
+/// One row of the funnel table: the label, each stage's count in kStages
+/// order, the duplicates and the total.
+std::vector<std::string> funnelCells(std::string label, const FunnelCounts &counts);
+
 /// "1.23x"; "n/a" when absent or not finite.
 std::string formatSpeedup(std::optional<double> speedup);
 /// Milliseconds with 4 significant digits ("0.01235", "12.35", "1235").

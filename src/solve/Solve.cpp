@@ -174,13 +174,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// The benchmark a run is judged by: the task's largest timed shape.
+/// The speedup a correct candidate is judged by (verify::headlineBenchmark).
 std::optional<double> headlineSpeedup(const verify::CheckResult &result) {
-  const verify::BenchmarkReport *largest = nullptr;
-  for (const verify::BenchmarkReport &report : result.benchmarks)
-    if (!largest || report.baseline.median > largest->baseline.median) largest = &report;
-  if (!largest || result.verdict != verify::Verdict::Correct) return std::nullopt;
-  return largest->speedup;
+  const verify::BenchmarkReport *headline = verify::headlineBenchmark(result);
+  if (!headline || result.verdict != verify::Verdict::Correct) return std::nullopt;
+  return headline->speedup;
 }
 
 /// A slot's line of attempts.
@@ -206,6 +204,7 @@ struct Answer {
   enum class Status { Complete, Pending, Failed, Skipped } status = Status::Failed;
   std::string text;
   std::string error;
+  int64_t promptId = 0; ///< the prompt's row, once recorded
 };
 
 class Runner {
@@ -404,7 +403,7 @@ private:
     std::optional<double> speedup;
     std::string verdict;
     std::string shown;
-    if (!verifyAnswer(round, slot, kind, answer.text, attempt, candidateId, speedup, verdict, shown)) return;
+    if (!verifyAnswer(round, slot, kind, answer, attempt, candidateId, speedup, verdict, shown)) return;
 
     std::lock_guard lock(mutex_);
     SlotState &slotState = slots_[static_cast<size_t>(slot)];
@@ -418,12 +417,10 @@ private:
     }
     standings_.push_back({round, slot, candidateId, verdict, speedup, attempt.ptx});
     ++counts_[verdict];
-    if (attempt.result.verdict == verify::Verdict::Correct && !attempt.result.benchmarks.empty()) {
-      const verify::BenchmarkReport *largest = &attempt.result.benchmarks.front();
-      for (const verify::BenchmarkReport &b : attempt.result.benchmarks)
-        if (b.baseline.median > largest->baseline.median) largest = &b;
+    if (const verify::BenchmarkReport *headline = verify::headlineBenchmark(attempt.result);
+        headline && attempt.result.verdict == verify::Verdict::Correct) {
       std::optional<Standing> best = bestStanding();
-      if (best && best->candidateId == candidateId) bestBaselineMs_ = largest->baseline.median;
+      if (best && best->candidateId == candidateId) bestBaselineMs_ = headline->baseline.median;
     }
     ProgressEvent event = progressLocked(round, slot, kind);
     event.verdict = verdict;
@@ -468,6 +465,7 @@ private:
       report(round, slot, kind, "store: " + answer.error);
       return answer;
     }
+    answer.promptId = *promptId;
 
     // Answered before (a resumed run)?
     if (Result<std::optional<store::CompletionRecord>> stored = ctx_.store.findCompletion(*promptId);
@@ -524,18 +522,16 @@ private:
   }
 
   /// Extracts, deduplicates and verifies one answer; false when the store failed.
-  bool verifyAnswer(int round, int slot, const std::string &kind, const std::string &text, prompt::Attempt &attempt,
+  bool verifyAnswer(int round, int slot, const std::string &kind, const Answer &answer, prompt::Attempt &attempt,
                     int64_t &candidateId, std::optional<double> &speedup, std::string &verdict, std::string &shown) {
-    Result<std::optional<store::PromptRecord>> promptRecord = ctx_.store.findPrompt(runId_, round, slot, kind);
-    if (!promptRecord || !promptRecord->has_value()) return false;
-    int64_t promptId = (*promptRecord)->id;
+    int64_t promptId = answer.promptId;
 
     store::CandidateRecord candidate;
     candidate.runId = runId_;
     candidate.promptId = promptId;
     candidate.round = round;
     candidate.slot = slot;
-    Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(text);
+    Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(answer.text);
     if (extracted) {
       candidate.ptx = extracted->ptx;
       candidate.ptxHash = llm::sha256Hex(normalizePtx(candidate.ptx));

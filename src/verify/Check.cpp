@@ -718,6 +718,13 @@ template <typename T> nlohmann::json optionalJson(const std::optional<T> &value)
 
 } // namespace
 
+const BenchmarkReport *headlineBenchmark(const CheckResult &result) {
+  const BenchmarkReport *headline = nullptr;
+  for (const BenchmarkReport &report : result.benchmarks)
+    if (!headline || report.baseline.median > headline->baseline.median) headline = &report;
+  return headline;
+}
+
 nlohmann::json toJson(const CrossCheckResult &result) {
   nlohmann::json rows = nlohmann::json::array();
   for (const CrossCheckRow &row : result.rows)

@@ -98,6 +98,10 @@ struct CheckResult {
   std::string referenceCompiler; ///< "NVRTC 13.0"
 };
 
+/// The benchmark a result is judged by: the one with the slowest nvcc
+/// baseline (the task's largest timed shape); null when nothing was timed.
+const BenchmarkReport *headlineBenchmark(const CheckResult &result);
+
 /// Static checks that belong to the gate rather than to PTX itself: the task's
 /// kernel exists with a compatible signature, no timer is read (codes
 /// `missing-kernel`, `signature-mismatch`, `timer-read`).
