@@ -1,8 +1,8 @@
 // Numerics of PTX on the host. The small formats (f16, bf16, tf32, fp8) are
 // encoded by hand from an exact value with one rounding; f32/f64 arithmetic
 // uses the host's IEEE unit, switching its rounding mode (and only then) for
-// the directed modes; the .approx functions are computed in double and
-// rounded. Where the PTX ISA leaves a result open (NaN bit patterns, .ftz
+// the directed modes; the .approx functions are computed in double and moved
+// by a deterministic part of the ISA's documented error. Where the PTX ISA leaves a result open (NaN bit patterns, .ftz
 // tininess, out-of-range operands) we do what an H200 (sm_90, driver 580)
 // does: every such rule below was measured there, bit for bit, over
 // exhaustive f16/bf16 inputs and ~10^4 special and random inputs per
@@ -957,16 +957,111 @@ double maxF64(double a, double b) {
 }
 
 // ---------------------------------------------------------------------------
-// .approx functions: computed in double (far inside the documented error) and
-// rounded to f32; the special inputs follow the tables of the PTX ISA, and
-// where the hardware's algorithm shows through (sin/cos range reduction,
-// div.approx's reciprocal, the f64 approximations reading only the high word)
-// we model it, so that results agree with an H200 to about one f32 ulp.
+// .approx functions. The exact value is computed in double, then moved by a
+// deterministic fraction of the maximum error the PTX ISA documents for the
+// instruction and rounded to the destination format, never further than that
+// bound from the exact value. A kernel that uses an .approx instruction where
+// the accuracy matters (tanh.approx.f32 where the task wants tanhf) therefore
+// fails in the emulator as it may on a GPU, instead of passing because the
+// emulator happens to be exact. The move depends only on the operation and
+// the input bits, so a run is reproducible and a reference meets the same
+// numbers every time. The special inputs follow the ISA's tables exactly, and
+// where the hardware's algorithm shows through (sin/cos range reduction and
+// their exact zeros and ones, div.approx's reciprocal, the f64 approximations
+// reading only the high word) we model it.
 
 namespace {
 inline float approxInput(float a, bool ftz) { return ftz ? flushSubnormal(a) : a; }
 inline float approxResult(double exact, bool ftz) {
   return canonical(float(ftz ? flushTinyExact(exact, Direction::NearestEven) : exact));
+}
+
+/// The documented maximum error of each approximation (PTX ISA 9.0).
+enum class ApproxOp : uint8_t { Ex2, Lg2, Sin, Cos, Rcp, Sqrt, Rsqrt, Tanh, Div, DivFull, Ex2F16, TanhF16, Ex2Bf16, TanhBf16 };
+
+/// splitmix64's finalizer: the input bits spread over all 64 output bits.
+inline uint64_t mixBits(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// The spacing of `f` at |value| (the subnormal spacing below the normal range).
+inline double ulpIn(const Format &f, double value) {
+  int exponent = value == 0 ? 1 - f.bias : std::max(std::ilogb(value), 1 - f.bias);
+  return std::ldexp(1.0, exponent - int(f.manBits));
+}
+
+inline double decodeIn(const Format &f, uint64_t bits) {
+  if (f.manBits == 23) return double(f32FromBits(uint32_t(bits)));
+  if (f.manBits == 10) return f16ToDouble(uint16_t(bits));
+  return bf16ToDouble(uint16_t(bits));
+}
+
+/// One unit of `f` up or down from `bits` (sign-magnitude: "down" is a
+/// smaller magnitude for positive values, a larger one for negative values).
+uint64_t stepBits(const Format &f, uint64_t bits, bool down) {
+  uint64_t sign = bits & signBit(f), magnitude = bits & ~signBit(f);
+  bool shrink = (sign == 0) == down;
+  if (shrink && magnitude == 0) return (sign ^ signBit(f)) | 1;
+  return sign | (shrink ? magnitude - 1 : magnitude + 1);
+}
+
+/// Rounds `exact` into `f` after moving it by ±(1/2..1) * `maxError` (sign and
+/// fraction from a hash of `seed`), then steps back one unit when rounding
+/// carried it past the bound, so the result is within maxError of exact. When
+/// that lands on the correctly rounded value and a neighbour (the chosen
+/// direction first) is also within the bound, the neighbour is taken, so a
+/// result is the correctly rounded one only where the bound allows no other.
+/// An exact value that overflows the format stays infinite; ±0 and NaN pass
+/// through, and so does everything when maxError is 0.
+uint64_t perturbedInto(const Format &f, double exact, double maxError, uint64_t seed, uint64_t nanBits) {
+  uint64_t rounded = encodeDouble(f, exact, Direction::NearestEven, nanBits);
+  if (!std::isfinite(exact) || exact == 0 || !(maxError > 0) || (rounded & ~signBit(f)) == f.overflowBits)
+    return rounded;
+  uint64_t hash = mixBits(seed);
+  bool down = (hash & 1) != 0;
+  double fraction = 0.5 + 0.5 * std::ldexp(double(hash >> 11), -53);
+  double target = exact + (down ? -fraction : fraction) * maxError;
+  uint64_t bits = encodeDouble(f, target, Direction::NearestEven, nanBits);
+  double value = decodeIn(f, bits);
+  if (!(std::fabs(value - exact) <= maxError)) bits = stepBits(f, bits, value > exact);
+  for (bool direction : {down, !down}) {
+    if (bits != rounded) break;
+    uint64_t neighbour = stepBits(f, rounded, direction);
+    double other = decodeIn(f, neighbour);
+    if (std::isfinite(other) && std::fabs(other - exact) <= maxError) bits = neighbour;
+  }
+  return bits;
+}
+
+/// An f32 .approx result: `exact` within `maxError`, seeded by the operation
+/// and its input bits; with .ftz a result that is tiny after rounding is ±0.
+float approxF32(ApproxOp op, uint64_t inputBits, double exact, double maxError, bool ftz) {
+  if (exact != exact) return f32FromBits(kNaN32);
+  // .ftz: a result that is tiny before the perturbation is flushed, as the
+  // exact result would be.
+  if (ftz && flushTinyExact(exact, Direction::NearestEven) == 0) return float(std::copysign(0.0, exact));
+  uint64_t seed = (uint64_t(op) << 56) ^ inputBits;
+  float value = f32FromBits(uint32_t(perturbedInto(kF32Format, exact, maxError, seed, kNaN32)));
+  return ftz ? flushSubnormal(value) : value;
+}
+
+inline double ulpsOf(double exact, double ulps) { return ulps * ulpIn(kF32Format, exact); }
+
+/// Inputs where the hardware's table-driven units are exact, and so are we:
+/// ex2 of an integer (`integral`), rcp and lg2 of a power of two; sqrt and
+/// rsqrt of an even power of two. There the result is a power of two (or an
+/// integer) that the table's first entry gives without interpolation.
+inline bool isExactPoint(double x, bool integral) {
+  if (integral) return x == std::trunc(x);
+  int exponent;
+  return std::fabs(std::frexp(x, &exponent)) == 0.5;
+}
+inline bool isEvenPowerOfTwo(double x) {
+  int exponent;
+  return std::frexp(x, &exponent) == 0.5 && ((exponent - 1) & 1) == 0;
 }
 
 // sin/cos.approx on sm_70+: x is scaled to turns by an f32 multiply with
@@ -975,7 +1070,10 @@ inline float approxResult(double exact, bool ftz) {
 // bits of x exactly as on the GPU (sin(65504) is 0.977, not 0.975), subnormal
 // inputs give ±0 (cos: 1) with or without .ftz, and whole and half turns give
 // exact signed zeros: sin(x) = sign(x) * S(f) with S(f) = -S(f - 1/2) on the
-// second half turn, and cos(x) = S(f + 1/4).
+// second half turn, and cos(x) = S(f + 1/4). Those exact zeros and ones stay
+// exact; every other result moves by up to 2^-22.8 (2^-21 beyond [-pi, pi]),
+// kept within [-1, 1]: with the reduction's own error (up to ~2^-21.4 at pi)
+// that stays within the ISA's 2^-20.9 absolute on [-pi, pi].
 double sineOfTurns(double fraction) { // fraction in [0, 1)
   constexpr double kTwoPi = 2.0 * std::numbers::pi;
   return fraction < 0.5 ? std::sin(kTwoPi * fraction) : -std::sin(kTwoPi * (fraction - 0.5));
@@ -988,52 +1086,113 @@ float sinCosApprox(float a, bool cosine, bool ftz) {
   float turns = f32FromBits(uint32_t(encodeDouble(kF32Format, product, Direction::TowardZero, kNaN32)));
   double magnitude = std::fabs(double(flushSubnormal(turns)));
   double fraction = magnitude - std::floor(magnitude); // exact
+  double exact;
   if (cosine) {
     fraction += 0.25;
     if (fraction >= 1.0) fraction -= 1.0;
-    return approxResult(sineOfTurns(fraction), ftz);
+    exact = sineOfTurns(fraction);
+  } else {
+    double sine = sineOfTurns(fraction);
+    exact = std::signbit(a) ? -sine : sine;
   }
-  double sine = sineOfTurns(fraction);
-  return approxResult(std::signbit(a) ? -sine : sine, ftz);
+  if (exact == 0 || std::fabs(exact) == 1.0) return approxResult(exact, ftz);
+  double maxError = std::fabs(a) <= float(std::numbers::pi) ? std::exp2(-22.8) : std::exp2(-21.0);
+  float value = approxF32(cosine ? ApproxOp::Cos : ApproxOp::Sin, bitsOf(a), exact, maxError, ftz);
+  return std::clamp(value, -1.0f, 1.0f);
 }
 
 inline bool isSubnormal(double value) { return std::fpclassify(value) == FP_SUBNORMAL; }
 inline double highWord(double value) { return f64FromBits(bitsOf(value) & 0xffffffff00000000); }
 } // namespace
 
-float ex2Approx(float a, bool ftz) { return approxResult(std::exp2(double(approxInput(a, ftz))), ftz); }
+float ex2Approx(float a, bool ftz) {
+  // ISA: max error 2 ulp across the full range. ex2(±0) = ex2(±subnormal) = 1,
+  // ex2(-inf) = +0, ex2(+inf) = +inf.
+  float x = approxInput(a, ftz);
+  if (x != x) return f32FromBits(kNaN32);
+  if (x == 0 || std::fpclassify(x) == FP_SUBNORMAL) return 1.0f;
+  double exact = std::exp2(double(x));
+  return approxF32(ApproxOp::Ex2, bitsOf(x), exact, isExactPoint(x, true) ? 0 : ulpsOf(exact, 2), ftz);
+}
 
 float lg2Approx(float a, bool ftz) {
-  // log2(±0) = -inf, log2(negative) = NaN, log2(+inf) = +inf.
-  return approxResult(std::log2(double(approxInput(a, ftz))), ftz);
+  // ISA: max absolute error 2^-22.6 (we allow at least one ulp of the result,
+  // which large results cannot beat). log2(±0) = -inf, log2(negative) = NaN,
+  // log2(+inf) = +inf.
+  float x = approxInput(a, ftz);
+  if (x != x || x < 0) return f32FromBits(kNaN32);
+  if (x == 0) return -std::numeric_limits<float>::infinity();
+  if (std::isinf(x)) return x;
+  double exact = std::log2(double(x));
+  double maxError = isExactPoint(x, false) ? 0 : std::max(std::exp2(-22.6), ulpsOf(exact, 1));
+  return approxF32(ApproxOp::Lg2, bitsOf(x), exact, maxError, ftz);
 }
 
 float sinApprox(float a, bool ftz) { return sinCosApprox(a, false, ftz); }
 
 float cosApprox(float a, bool ftz) { return sinCosApprox(a, true, ftz); }
 
-float rcpApprox(float a, bool ftz) { return approxResult(1.0 / double(approxInput(a, ftz)), ftz); }
-
-float sqrtApprox(float a, bool ftz) { return approxResult(std::sqrt(double(approxInput(a, ftz))), ftz); }
-
-float rsqrtApprox(float a, bool ftz) {
-  // rsqrt(±0) = ±inf, rsqrt(+inf) = +0, rsqrt(negative) = NaN.
-  return approxResult(1.0 / std::sqrt(double(approxInput(a, ftz))), ftz);
+float rcpApprox(float a, bool ftz) {
+  // ISA: max error 1 ulp across the full range. rcp(±0) = ±inf, rcp(±inf) = ±0.
+  float x = approxInput(a, ftz);
+  if (x != x) return f32FromBits(kNaN32);
+  if (x == 0 || std::isinf(x)) return approxResult(1.0 / double(x), ftz);
+  double exact = 1.0 / double(x);
+  return approxF32(ApproxOp::Rcp, bitsOf(x), exact, isExactPoint(x, false) ? 0 : ulpsOf(exact, 1), ftz);
 }
 
-float tanhApprox(float a) { return canonical(float(std::tanh(double(a)))); }
+float sqrtApprox(float a, bool ftz) {
+  // ISA: max relative error 2^-23. sqrt(±0) = ±0, sqrt(+inf) = +inf,
+  // sqrt(negative) = NaN.
+  float x = approxInput(a, ftz);
+  if (x != x || x < 0) return f32FromBits(kNaN32);
+  if (x == 0 || std::isinf(x)) return x;
+  double exact = std::sqrt(double(x));
+  double maxError = isEvenPowerOfTwo(x) ? 0 : std::exp2(-23.0) * exact;
+  return approxF32(ApproxOp::Sqrt, bitsOf(x), exact, maxError, ftz);
+}
+
+float rsqrtApprox(float a, bool ftz) {
+  // ISA: max relative error 2^-22.9. rsqrt(±0) = ±inf, rsqrt(+inf) = +0,
+  // rsqrt(negative) = NaN.
+  float x = approxInput(a, ftz);
+  if (x != x || x < 0) return f32FromBits(kNaN32);
+  if (x == 0) return std::copysign(std::numeric_limits<float>::infinity(), x);
+  if (std::isinf(x)) return 0.0f;
+  double exact = 1.0 / std::sqrt(double(x));
+  double maxError = isEvenPowerOfTwo(x) ? 0 : std::exp2(-22.9) * exact;
+  return approxF32(ApproxOp::Rsqrt, bitsOf(x), exact, maxError, ftz);
+}
+
+float tanhApprox(float a) {
+  // ISA: max relative error 2^-10.987 (subnormal results are not flushed).
+  // tanh(±0) = ±0, tanh(±inf) = ±1; results stay within [-1, 1].
+  if (a != a) return f32FromBits(kNaN32);
+  if (a == 0 || std::isinf(a)) return float(std::tanh(double(a)));
+  double exact = std::tanh(double(a));
+  float value = approxF32(ApproxOp::Tanh, bitsOf(a), exact, std::exp2(-10.987) * std::fabs(exact), false);
+  return std::clamp(value, -1.0f, 1.0f);
+}
 
 float divApprox(float a, float b, bool ftz) {
   a = approxInput(a, ftz);
   b = approxInput(b, ftz);
   // a * (1/b), where the reciprocal of |b| > 2^126 is subnormal and flushed:
-  // the ISA's "returns 0 (NaN for infinite a)" for that range.
+  // the ISA's "returns 0 (NaN for infinite a)" for that range. Within it the
+  // ISA's bound is 2 ulp.
   if (std::fabs(b) > 0x1p126f && std::isfinite(b)) return canonical(a * std::copysign(0.0f, b));
-  return approxResult(double(a) / double(b), ftz);
+  double exact = double(a) / double(b);
+  if (!std::isfinite(exact) || exact == 0) return approxResult(exact, ftz);
+  return approxF32(ApproxOp::Div, (uint64_t(bitsOf(a)) << 32) | bitsOf(b), exact, ulpsOf(exact, 2), ftz);
 }
 
 float divFull(float a, float b, bool ftz) {
-  return approxResult(double(approxInput(a, ftz)) / double(approxInput(b, ftz)), ftz);
+  // ISA: max error 2 ulp across the full range.
+  a = approxInput(a, ftz);
+  b = approxInput(b, ftz);
+  double exact = double(a) / double(b);
+  if (!std::isfinite(exact) || exact == 0) return approxResult(exact, ftz);
+  return approxF32(ApproxOp::DivFull, (uint64_t(bitsOf(a)) << 32) | bitsOf(b), exact, ulpsOf(exact, 2), ftz);
 }
 
 double rcpApproxF64(double a) {
@@ -1162,14 +1321,49 @@ uint16_t bf16Max(uint16_t a, uint16_t b, bool propagateNaN) {
   return minMax16(a, b, propagateNaN, true, isNaNBf16(a), isNaNBf16(b), bf16ToF32(a), bf16ToF32(b), kNaNBf16);
 }
 
+// The half-precision .approx forms, with the ISA's bounds: ex2 2^-9.9 (f16)
+// and 2^-7 (bf16) relative, tanh 2^-10.987 (f16) and 2^-8 (bf16) relative.
+// The bf16 forms flush subnormal inputs and results (.ftz is implied).
+namespace {
+uint16_t halfApprox(ApproxOp op, bool bf16, uint16_t input, double exact, double relativeError) {
+  const Format &format = bf16 ? kBf16Format : kF16Format;
+  uint16_t nan = bf16 ? kNaNBf16 : kNaN16;
+  if (exact != exact) return nan;
+  uint64_t seed = (uint64_t(op) << 56) ^ input;
+  return uint16_t(perturbedInto(format, exact, relativeError * std::fabs(exact), seed, nan));
+}
+inline uint16_t flushBf16(uint16_t bits) { return (bits & 0x7f80) == 0 ? uint16_t(bits & 0x8000) : bits; }
+} // namespace
+
 uint16_t f16Ex2Approx(uint16_t a) {
   if (isNaN16(a)) return kNaN16;
-  return doubleToF16(std::exp2(f16ToDouble(a)), Direction::NearestEven);
+  if ((a & 0x7fff) == 0) return 0x3c00; // ex2(±0) = 1
+  double x = f16ToDouble(a);
+  return halfApprox(ApproxOp::Ex2F16, false, a, std::exp2(x), isExactPoint(x, true) ? 0 : std::exp2(-9.9));
 }
 
 uint16_t f16TanhApprox(uint16_t a) {
   if (isNaN16(a)) return kNaN16;
-  return doubleToF16(std::tanh(f16ToDouble(a)), Direction::NearestEven);
+  double exact = std::tanh(f16ToDouble(a));
+  if ((a & 0x7fff) == 0 || (a & 0x7fff) == 0x7c00) return doubleToF16(exact, Direction::NearestEven);
+  uint16_t value = halfApprox(ApproxOp::TanhF16, false, a, exact, std::exp2(-10.987));
+  return (value & 0x7fff) > 0x3c00 ? uint16_t((value & 0x8000) | 0x3c00) : value; // |tanh| <= 1
+}
+
+uint16_t bf16Ex2Approx(uint16_t a) {
+  a = flushBf16(a);
+  if (isNaNBf16(a)) return kNaNBf16;
+  if ((a & 0x7fff) == 0) return 0x3f80; // ex2(±0) = 1
+  double x = bf16ToDouble(a);
+  return flushBf16(halfApprox(ApproxOp::Ex2Bf16, true, a, std::exp2(x), isExactPoint(x, true) ? 0 : std::exp2(-7.0)));
+}
+
+uint16_t bf16TanhApprox(uint16_t a) {
+  if (isNaNBf16(a)) return kNaNBf16;
+  double exact = std::tanh(bf16ToDouble(a));
+  if ((a & 0x7fff) == 0 || (a & 0x7fff) == 0x7f80) return doubleToBf16(exact, Direction::NearestEven);
+  uint16_t value = halfApprox(ApproxOp::TanhBf16, true, a, exact, std::exp2(-8.0));
+  return (value & 0x7fff) > 0x3f80 ? uint16_t((value & 0x8000) | 0x3f80) : value; // |tanh| <= 1
 }
 
 // ---------------------------------------------------------------------------

@@ -123,13 +123,17 @@ float maxF32(float a, float b, bool propagateNaN);
 double minF64(double a, double b);
 double maxF64(double a, double b);
 
-/// The .approx functions. Each stays within the maximum error the PTX ISA
-/// documents for the instruction (and is in practice far closer, since it is
-/// computed in double and rounded): ex2 2 ulp, lg2 and sin/cos absolute error
-/// as documented, rcp/sqrt/rsqrt 1 ulp, tanh 2^-10.9 relative. `ftz` flushes
-/// subnormal inputs and results. sin/cos reduce the argument as sm_70+ does
-/// (so large arguments agree with the GPU, not with exact sin), and
-/// divApprox is div.approx's a * (1/b) (0 for |b| > 2^126).
+/// The .approx functions. Each result is the exact value moved by a
+/// deterministic fraction (1/2 to 1, either sign, from a hash of the operation
+/// and the input bits) of the maximum error the PTX ISA documents, so that it
+/// stays within that bound but is not the correctly rounded result: ex2 2 ulp,
+/// lg2 2^-22.6 absolute (at least 1 ulp), sin/cos 2^-20.9 absolute on [-pi, pi]
+/// (range reduction included), rcp 1 ulp, sqrt 2^-23 and rsqrt 2^-22.9 relative, tanh
+/// 2^-10.987 relative, div.approx and div.full 2 ulp. Special inputs follow the
+/// ISA's tables exactly. `ftz` flushes subnormal inputs and results. sin/cos
+/// reduce the argument as sm_70+ does (so large arguments agree with the GPU,
+/// not with exact sin), and divApprox is div.approx's a * (1/b) (0 for
+/// |b| > 2^126).
 float ex2Approx(float a, bool ftz);
 float lg2Approx(float a, bool ftz);
 float sinApprox(float a, bool ftz);
@@ -159,8 +163,13 @@ uint16_t bf16Mul(uint16_t a, uint16_t b, Rounding r);
 uint16_t bf16Fma(uint16_t a, uint16_t b, uint16_t c, Rounding r);
 uint16_t bf16Min(uint16_t a, uint16_t b, bool propagateNaN);
 uint16_t bf16Max(uint16_t a, uint16_t b, bool propagateNaN);
+/// The half-precision .approx forms, perturbed like the f32 ones within the
+/// ISA's relative bounds: ex2 2^-9.9 (f16) and 2^-7 (bf16), tanh 2^-10.987
+/// (f16) and 2^-8 (bf16). ex2.approx.ftz.bf16 flushes subnormals.
 uint16_t f16Ex2Approx(uint16_t a);   ///< ex2.approx.f16
 uint16_t f16TanhApprox(uint16_t a);  ///< tanh.approx.f16
+uint16_t bf16Ex2Approx(uint16_t a);  ///< ex2.approx.ftz.bf16
+uint16_t bf16TanhApprox(uint16_t a); ///< tanh.approx.bf16
 
 // ---------------------------------------------------------------------------
 // Integer bit operations (PTX semantics, including the edge cases of pos/len;

@@ -953,8 +953,6 @@ template <bool Negate, bool Bf16, bool Packed> void execHalfSign(Warp &w, const 
   });
 }
 
-uint16_t bf16Ex2(uint16_t a) { return f32ToBf16(ex2Approx(bf16ToF32(a), true), Rounding::Rn); }
-uint16_t bf16Tanh(uint16_t a) { return f32ToBf16(tanhApprox(bf16ToF32(a)), Rounding::Rn); }
 
 template <uint16_t (*Fn)(uint16_t), bool Packed> void execHalfUnary(Warp &w, const Inst &in, LaneMask active) {
   lanes1(w, in, active, [](uint64_t a) -> uint64_t {
@@ -1795,10 +1793,10 @@ bool decodeUnaryFloat(DecodeContext &ctx, Unary op) {
     bool bf16 = t == DType::BF16 || t == DType::BF16x2;
     ExecFn fn;
     if (op == Unary::Ex2) {
-      if (bf16) fn = packed ? &execHalfUnary<bf16Ex2, true> : &execHalfUnary<bf16Ex2, false>;
+      if (bf16) fn = packed ? &execHalfUnary<bf16Ex2Approx, true> : &execHalfUnary<bf16Ex2Approx, false>;
       else fn = packed ? &execHalfUnary<f16Ex2Approx, true> : &execHalfUnary<f16Ex2Approx, false>;
     } else {
-      if (bf16) fn = packed ? &execHalfUnary<bf16Tanh, true> : &execHalfUnary<bf16Tanh, false>;
+      if (bf16) fn = packed ? &execHalfUnary<bf16TanhApprox, true> : &execHalfUnary<bf16TanhApprox, false>;
       else fn = packed ? &execHalfUnary<f16TanhApprox, true> : &execHalfUnary<f16TanhApprox, false>;
     }
     emit(ctx, fn, {t});

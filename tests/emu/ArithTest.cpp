@@ -13,8 +13,10 @@
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace ptxforge::emu;
@@ -832,7 +834,7 @@ TEST(EmuApprox, SpecialInputsFollowTheIsaTables) {
   EXPECT_EQ(lg2Approx(0.0f, false), -infinity);
   EXPECT_EQ(lg2Approx(-0.0f, false), -infinity);
   EXPECT_EQ(lg2Approx(subnormal, true), -infinity);
-  EXPECT_EQ(lg2Approx(subnormal, false), -145.0f); // without .ftz the subnormal is honoured
+  EXPECT_NEAR(lg2Approx(subnormal, false), -145.0f, 0x1p-16); // without .ftz the subnormal is honoured
   EXPECT_TRUE(std::isnan(lg2Approx(-1.0f, false)));
   EXPECT_TRUE(std::isnan(lg2Approx(-infinity, false)));
   EXPECT_EQ(lg2Approx(infinity, false), infinity);
@@ -861,36 +863,103 @@ TEST(EmuApprox, SpecialInputsFollowTheIsaTables) {
   EXPECT_EQ(divApprox(-1.0f, 0.0f, true), -infinity);
 }
 
-TEST(EmuApprox, AccuracyWithinTheDocumentedBounds) {
+/// One .approx function against its exact value: every result within the
+/// ISA's bound, and most of them not the correctly rounded value (the
+/// emulator must not be more accurate than the hardware promises).
+struct ApproxCase {
+  const char *name;
+  std::function<float(float)> approx;
+  std::function<double(double)> exact;
+  std::function<double(double)> bound; ///< of the exact value
+  std::function<bool(float)> domain;
+};
+
+double ulp32(double value) { return std::ldexp(1.0, std::max(std::ilogb(value), -126) - 23); }
+
+TEST(EmuApprox, EveryResultWithinTheIsaBoundAndMostNotCorrectlyRounded) {
+  const double pi = 3.14159265358979;
+  auto positive = [](float x) { return x > 0; };
+  const ApproxCase cases[] = {
+      {"ex2", [](float x) { return ex2Approx(x, false); }, [](double x) { return std::exp2(x); },
+       [](double e) { return 2 * ulp32(e); }, [](float x) { return std::fabs(x) < 126; }},
+      {"ex2.ftz", [](float x) { return ex2Approx(x, true); }, [](double x) { return std::exp2(x); },
+       [](double e) { return 2 * ulp32(e); }, [](float x) { return std::fabs(x) < 126; }},
+      {"lg2", [](float x) { return lg2Approx(x, false); }, [](double x) { return std::log2(x); },
+       [](double e) { return std::max(std::exp2(-22.6), ulp32(e)); }, positive},
+      {"sin", [](float x) { return sinApprox(x, false); }, [](double x) { return std::sin(x); },
+       [](double) { return std::exp2(-20.9); }, [=](float x) { return std::fabs(x) <= pi; }},
+      {"cos", [](float x) { return cosApprox(x, true); }, [](double x) { return std::cos(x); },
+       [](double) { return std::exp2(-20.9); }, [=](float x) { return std::fabs(x) <= pi; }},
+      {"rcp", [](float x) { return rcpApprox(x, false); }, [](double x) { return 1 / x; },
+       [](double e) { return ulp32(e); }, [](float x) { return std::fabs(x) < 0x1p126f; }},
+      {"sqrt", [](float x) { return sqrtApprox(x, false); }, [](double x) { return std::sqrt(x); },
+       [](double e) { return std::exp2(-23.0) * e; }, positive},
+      {"rsqrt", [](float x) { return rsqrtApprox(x, false); }, [](double x) { return 1 / std::sqrt(x); },
+       [](double e) { return std::exp2(-22.9) * e; }, positive},
+      {"tanh", [](float x) { return tanhApprox(x); }, [](double x) { return std::tanh(x); },
+       [](double e) { return std::exp2(-10.987) * std::fabs(e); }, [](float x) { return std::fabs(x) < 9; }},
+      {"div.approx", [](float x) { return divApprox(1.5f, x, false); }, [](double x) { return 1.5 / x; },
+       [](double e) { return 2 * ulp32(e); }, [](float x) { return std::fabs(x) < 0x1p125f; }},
+      {"div.full", [](float x) { return divFull(x, 3.0f, false); }, [](double x) { return x / 3; },
+       [](double e) { return 2 * ulp32(e); }, [](float x) { return std::fabs(x) > 0x1p-120f; }},
+  };
   std::vector<float> inputs = randomFloats(20000, 13, -30, 7);
-  for (float x : inputs) {
-    double exact2 = std::exp2(double(x));
-    float e = ex2Approx(x, false);
-    if (exact2 < 0x1p127 && exact2 > 0x1p-126) {
-      ASSERT_LE(std::fabs(double(e) - exact2), 2 * std::ldexp(1.0, std::ilogb(exact2) - 23)) << x;
+  for (const ApproxCase &c : cases) {
+    size_t tried = 0, inexact = 0;
+    for (float x : inputs) {
+      if (!c.domain(x)) continue;
+      double exact = c.exact(double(x));
+      float got = c.approx(x);
+      ASSERT_LE(std::fabs(double(got) - exact), c.bound(exact)) << c.name << "(" << x << ")";
+      ++tried;
+      if (bits(got) != bits(float(exact))) ++inexact;
     }
-    double magnitude = std::fabs(double(x));
-    ASSERT_NEAR(double(lg2Approx(std::fabs(x), false)), std::log2(magnitude), 0x1p-22 * std::max(1.0, std::fabs(std::log2(magnitude))));
-    ASSERT_LE(std::fabs(double(rcpApprox(x, false)) * x - 1.0), 0x1p-23) << x;
-    ASSERT_LE(std::fabs(double(sqrtApprox(std::fabs(x), false)) / std::sqrt(magnitude) - 1.0), 0x1p-23) << x;
-    ASSERT_LE(std::fabs(double(rsqrtApprox(std::fabs(x), false)) * std::sqrt(magnitude) - 1.0), 0x1p-23) << x;
-    ASSERT_LE(std::fabs(double(tanhApprox(x)) - std::tanh(double(x))), std::exp2(-10.9) * std::fabs(std::tanh(double(x)))) << x;
-    // 2^-20.5 on [-pi, pi]; beyond, the GPU's f32 reduction to turns loses up
-    // to an ulp of x / 2pi (an H200 is 2^-15 off at 100 pi), and so do we.
-    double sinCosBound = std::exp2(-20.5) + (std::fabs(x) > 3.14159265f ? std::fabs(double(x)) * 0x1p-22 : 0.0);
-    ASSERT_NEAR(double(sinApprox(x, false)), std::sin(double(x)), sinCosBound) << x;
-    ASSERT_NEAR(double(cosApprox(x, false)), std::cos(double(x)), sinCosBound) << x;
-    float y = inputs[size_t(std::fabs(x) * 1000) % inputs.size()];
-    ASSERT_LE(std::fabs(double(divApprox(x, y, false)) / (double(x) / y) - 1.0), 0x1p-22) << x << " / " << y;
-    ASSERT_LE(std::fabs(double(divFull(x, y, false)) / (double(x) / y) - 1.0), 0x1p-22) << x << " / " << y;
+    ASSERT_GT(tried, 2000u) << c.name;
+    EXPECT_GT(double(inexact), 0.6 * double(tried)) << c.name << ": too many correctly rounded results";
+  }
+  // Repeatable: the same input gives the same result.
+  for (float x : inputs) ASSERT_EQ(bits(tanhApprox(x)), bits(tanhApprox(x)));
+}
+
+TEST(EmuApprox, HalfPrecisionWithinTheIsaBoundAndMostlyNotCorrectlyRounded) {
+  struct HalfCase {
+    const char *name;
+    uint16_t (*approx)(uint16_t);
+    bool bf16;
+    double (*exact)(double);
+    double relative;
+  };
+  const HalfCase cases[] = {
+      {"ex2.f16", f16Ex2Approx, false, [](double x) { return std::exp2(x); }, std::exp2(-9.9)},
+      {"tanh.f16", f16TanhApprox, false, [](double x) { return std::tanh(x); }, std::exp2(-10.987)},
+      {"ex2.bf16", bf16Ex2Approx, true, [](double x) { return std::exp2(x); }, std::exp2(-7.0)},
+      {"tanh.bf16", bf16TanhApprox, true, [](double x) { return std::tanh(x); }, std::exp2(-8.0)},
+  };
+  for (const HalfCase &c : cases) {
+    size_t tried = 0, inexact = 0;
+    for (uint32_t a = 0; a < 0x10000; ++a) {
+      double x = c.bf16 ? double(bf16ToF32(uint16_t(a))) : double(f16ToF32(uint16_t(a)));
+      if (!std::isfinite(x) || std::fabs(x) > 15 || std::fabs(x) < 0x1p-14) continue;
+      double exact = c.exact(x);
+      uint16_t got = c.approx(uint16_t(a));
+      double value = c.bf16 ? double(bf16ToF32(got)) : double(f16ToF32(got));
+      ASSERT_LE(std::fabs(value - exact), c.relative * std::fabs(exact)) << c.name << "(" << x << ")";
+      ++tried;
+      uint16_t rounded = c.bf16 ? f32ToBf16(float(exact), Rounding::Rn) : f32ToF16(float(exact), Rounding::Rn);
+      if (got != rounded) ++inexact;
+    }
+    // tanh's bounds are barely above half an ulp (f16) or below one (bf16),
+    // so fewer results can move.
+    double wanted = std::string(c.name) == "tanh.f16" ? 0.02 : std::string(c.name) == "tanh.bf16" ? 0.1 : 0.3;
+    EXPECT_GT(double(inexact), wanted * double(tried)) << c.name << ": " << inexact << " of " << tried;
   }
 }
 
 TEST(EmuApprox, FollowsTheGpuWhereTheIsaLeavesRoom) {
   // H200 results for sin/cos of large arguments (scaled to turns with an RZ
   // multiply), exact zeros at half turns, div.approx past 2^126.
-  EXPECT_NEAR(double(sinApprox(65504.0f, false)), double(f32(0x3f7a1e85)), 0x1p-21);
-  EXPECT_NEAR(double(sinApprox(65520.0f, false)), double(f32(0xbf5f8327)), 0x1p-21);
+  EXPECT_NEAR(double(sinApprox(65504.0f, false)), double(f32(0x3f7a1e85)), 0x1p-20);
+  EXPECT_NEAR(double(sinApprox(65520.0f, false)), double(f32(0xbf5f8327)), 0x1p-20);
   EXPECT_EQ(bits(sinApprox(f32(0xcb917001), false)), bits(-1.0f)); // exactly three quarter turns
   EXPECT_EQ(bits(sinApprox(f32(0x4b000001), false)), 0x80000000u);  // half turn: -0
   EXPECT_EQ(bits(sinApprox(-std::numeric_limits<float>::max(), false)), 0x80000000u);
@@ -899,10 +968,10 @@ TEST(EmuApprox, FollowsTheGpuWhereTheIsaLeavesRoom) {
   EXPECT_EQ(bits(divApprox(1.0f, std::numeric_limits<float>::max(), false)), 0x00000000u);
   EXPECT_EQ(bits(divApprox(-1.0f, f32(0x7f000000), false)), 0x80000000u);
   EXPECT_TRUE(std::isnan(divApprox(std::numeric_limits<float>::infinity(), f32(0x7f000000), false)));
-  EXPECT_EQ(divFull(1.0f, f32(0x7f000000), false), 0x1p-127f); // full range keeps it
+  EXPECT_NEAR(divFull(1.0f, f32(0x7f000000), false), 0x1p-127f, 0x1p-148); // full range keeps it (2 ulp)
   EXPECT_EQ(bits(divFull(f32(0x3f7fffff), f32(0x7e800000), true)), 0u); // .ftz: tiny after rounding
   EXPECT_EQ(bits(ex2Approx(-127.0f, true)), 0u);
-  EXPECT_EQ(bits(ex2Approx(-127.0f, false)), 0x00400000u);
+  EXPECT_NEAR(double(bits(ex2Approx(-127.0f, false))), double(0x00400000u), 2.0); // 2 subnormal ulps
 }
 
 TEST(EmuApprox, DoublePrecision) {
