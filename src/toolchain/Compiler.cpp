@@ -1,15 +1,20 @@
-// Compiler: nvJitLink (in-process) and ptxas (subprocess) backends of compilePtx.
+// Compiler: compilePtx — options and input limits checked here, the compile
+// run in ptxforge_compile_worker (or in this process for trusted PTX), and the
+// logs, crashes and limits turned into a CompileResult.
 #include "toolchain/Compiler.h"
 
+#include "toolchain/CompileBackend.h"
+#include "toolchain/CompileWorker.h"
 #include "toolchain/LogParser.h"
 #include "toolchain/Subprocess.h"
 
-#include <nvJitLink.h>
-
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 
 #ifndef PTXFORGE_CUDA_ROOT
@@ -29,89 +34,6 @@ const char *backendName(CompileOptions::Backend backend) {
 }
 
 namespace {
-
-const char *nvJitLinkResultName(nvJitLinkResult result) {
-  switch (result) {
-  case NVJITLINK_SUCCESS: return "NVJITLINK_SUCCESS";
-  case NVJITLINK_ERROR_UNRECOGNIZED_OPTION: return "NVJITLINK_ERROR_UNRECOGNIZED_OPTION";
-  case NVJITLINK_ERROR_MISSING_ARCH: return "NVJITLINK_ERROR_MISSING_ARCH";
-  case NVJITLINK_ERROR_INVALID_INPUT: return "NVJITLINK_ERROR_INVALID_INPUT";
-  case NVJITLINK_ERROR_PTX_COMPILE: return "NVJITLINK_ERROR_PTX_COMPILE";
-  case NVJITLINK_ERROR_NVVM_COMPILE: return "NVJITLINK_ERROR_NVVM_COMPILE";
-  case NVJITLINK_ERROR_INTERNAL: return "NVJITLINK_ERROR_INTERNAL";
-  case NVJITLINK_ERROR_THREADPOOL: return "NVJITLINK_ERROR_THREADPOOL";
-  case NVJITLINK_ERROR_UNRECOGNIZED_INPUT: return "NVJITLINK_ERROR_UNRECOGNIZED_INPUT";
-  case NVJITLINK_ERROR_FINALIZE: return "NVJITLINK_ERROR_FINALIZE";
-  case NVJITLINK_ERROR_NULL_INPUT: return "NVJITLINK_ERROR_NULL_INPUT";
-  case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: return "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS";
-  case NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: return "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE";
-  case NVJITLINK_ERROR_ARCH_MISMATCH: return "NVJITLINK_ERROR_ARCH_MISMATCH";
-  case NVJITLINK_ERROR_OUTDATED_LIBRARY: return "NVJITLINK_ERROR_OUTDATED_LIBRARY";
-  case NVJITLINK_ERROR_MISSING_FATBIN: return "NVJITLINK_ERROR_MISSING_FATBIN";
-  case NVJITLINK_ERROR_UNRECOGNIZED_ARCH: return "NVJITLINK_ERROR_UNRECOGNIZED_ARCH";
-  case NVJITLINK_ERROR_UNSUPPORTED_ARCH: return "NVJITLINK_ERROR_UNSUPPORTED_ARCH";
-  case NVJITLINK_ERROR_LTO_NOT_ENABLED: return "NVJITLINK_ERROR_LTO_NOT_ENABLED";
-  }
-  return "NVJITLINK_ERROR_<unknown>";
-}
-
-std::string describeCall(const char *call, nvJitLinkResult result) {
-  return std::string(call) + " failed with " + nvJitLinkResultName(result) + " (" +
-         std::to_string(static_cast<int>(result)) + ")";
-}
-
-/// Owns an nvJitLinkHandle; destroys it exactly once.
-class JitLinkHandle {
-public:
-  JitLinkHandle() = default;
-  JitLinkHandle(const JitLinkHandle &) = delete;
-  JitLinkHandle &operator=(const JitLinkHandle &) = delete;
-  ~JitLinkHandle() {
-    if (handle_)
-      nvJitLinkDestroy(&handle_); // nothing useful to do with a failure while unwinding
-  }
-  nvJitLinkHandle *out() { return &handle_; }
-  nvJitLinkHandle get() const { return handle_; }
-
-private:
-  nvJitLinkHandle handle_ = nullptr;
-};
-
-using LogSizeFn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-using LogFn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-
-/// Reads one of the handle's logs. A failure to read a log is itself reported
-/// in the returned text rather than hiding the original failure.
-std::string fetchLog(nvJitLinkHandle handle, LogSizeFn sizeFn, const char *sizeName, LogFn logFn, const char *logName) {
-  size_t size = 0;
-  if (nvJitLinkResult rc = sizeFn(handle, &size); rc != NVJITLINK_SUCCESS)
-    return "<" + describeCall(sizeName, rc) + ">";
-  if (size == 0)
-    return {};
-  std::string log(size, '\0');
-  if (nvJitLinkResult rc = logFn(handle, log.data()); rc != NVJITLINK_SUCCESS)
-    return "<" + describeCall(logName, rc) + ">";
-  while (!log.empty() && log.back() == '\0')
-    log.pop_back();
-  return log;
-}
-
-/// Failures that mean the library or its options are broken, not the PTX.
-bool isToolFailure(nvJitLinkResult result) {
-  switch (result) {
-  case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
-  case NVJITLINK_ERROR_MISSING_ARCH:
-  case NVJITLINK_ERROR_INTERNAL:
-  case NVJITLINK_ERROR_THREADPOOL:
-  case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS:
-  case NVJITLINK_ERROR_OUTDATED_LIBRARY:
-  case NVJITLINK_ERROR_UNRECOGNIZED_ARCH:
-  case NVJITLINK_ERROR_UNSUPPORTED_ARCH:
-    return true;
-  default:
-    return false;
-  }
-}
 
 Result<void> validateOptions(const CompileOptions &options) {
   // Real (SASS) targets only: compute_NN would produce PTX, not a cubin.
@@ -177,156 +99,194 @@ void ensureFailureDiagnostic(CompileResult &result, const std::string &what) {
   result.diagnostics.push_back(std::move(diagnostic));
 }
 
-Result<CompileResult> compileWithNvJitLink(std::string_view ptx, const CompileOptions &options) {
+/// Reads a positive integer limit: the option field when set, else the
+/// environment variable when set, else the default.
+Result<uint64_t> resolveLimit(uint64_t field, const char *variable, uint64_t fallback) {
+  if (field != 0)
+    return field;
+  const char *text = std::getenv(variable);
+  if (!text || !*text)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value == 0 || !std::isdigit(static_cast<unsigned char>(text[0])))
+    return makeError(ErrorKind::InvalidInput,
+                     std::string(variable) + "='" + text + "' is not a positive integer");
+  return static_cast<uint64_t>(value);
+}
+
+/// How a trusted caller raises a limit, for the hints.
+std::string raiseHint(const char *field, const char *variable) {
+  return std::string("a trusted caller can raise the limit with CompileOptions::") + field + " or " + variable;
+}
+
+ptx::Diagnostic limitDiagnostic(const char *code, std::string message, std::string hint) {
+  ptx::Diagnostic diagnostic;
+  diagnostic.code = code;
+  diagnostic.message = std::move(message);
+  diagnostic.hint = std::move(hint);
+  return diagnostic;
+}
+
+/// The toolName as users know it, for messages.
+const char *toolName(BackendKind backend) { return backend == BackendKind::Ptxas ? "ptxas" : "nvJitLink"; }
+
+ptx::Diagnostic memoryLimitDiagnostic(BackendKind backend, const CompileLimits &limits) {
+  return limitDiagnostic(kCodeCompileMemoryLimit,
+                         std::string(toolName(backend)) + " ran out of memory compiling this module: the compile is limited to " +
+                             std::to_string(limits.memoryLimitMb) + " MiB of address space (RLIMIT_AS)",
+                         "shrink large .global/.const arrays and their initializers, or the amount of unrolled code; " +
+                             raiseHint("memoryLimitMb", "PTXFORGE_COMPILE_MEMORY_MB"));
+}
+
+ptx::Diagnostic crashDiagnostic(BackendKind backend, const std::string &how, const std::string &printed) {
+  std::string message = std::string(toolName(backend)) + " crashed compiling this module (" + how + ")";
+  std::string tail = printed;
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back())))
+    tail.pop_back();
+  if (!tail.empty()) {
+    if (tail.size() > 400)
+      tail = "…" + tail.substr(tail.size() - 400);
+    message += "; it printed: " + tail;
+  }
+  return limitDiagnostic(kCodeCompilerCrashed, std::move(message),
+                         "the module triggers a compiler bug, so it cannot be compiled as written; look for unusual "
+                         "constructs (e.g. a st.param through the address of a kernel parameter, giant names or "
+                         "initializers) and write them the ordinary way");
+}
+
+ptx::Diagnostic outputLimitDiagnostic(uint64_t bytes, const CompileLimits &limits) {
+  return limitDiagnostic(kCodeCompileOutputLimit,
+                         "the compiled output (" + std::to_string(bytes) + " bytes) exceeds the " +
+                             std::to_string(limits.maxOutputMb) + " MiB output limit",
+                         "shrink large initialized .global/.const arrays; " +
+                             raiseHint("maxOutputMb", "PTXFORGE_COMPILE_MAX_OUTPUT_MB"));
+}
+
+bool mentionsAllocationFailure(std::string_view text) {
+  return text.find("Memory allocation failure") != std::string_view::npos ||
+         text.find("out of memory") != std::string_view::npos;
+}
+
+BackendRequest toBackendRequest(const CompileOptions &options) {
+  BackendRequest request;
+  request.backend = options.backend == CompileOptions::Backend::Ptxas ? BackendKind::Ptxas : BackendKind::NvJitLink;
+  request.arch = options.arch;
+  request.optLevel = options.optLevel;
+  request.maxRegisters = options.maxRegisters;
+  request.generateLineInfo = options.generateLineInfo;
+  return request;
+}
+
+/// A CompileResult with ok == false and one diagnostic, the compiler never having answered.
+CompileResult rejected(const CompileOptions &options, ptx::Diagnostic diagnostic) {
   CompileResult result;
   result.backend = backendName(options.backend);
   result.arch = options.arch;
-  unsigned major = 0, minor = 0;
-  if (nvJitLinkResult rc = nvJitLinkVersion(&major, &minor); rc != NVJITLINK_SUCCESS)
-    return makeError(ErrorKind::Internal, describeCall("nvJitLinkVersion", rc));
-  result.toolVersion = "nvJitLink " + std::to_string(major) + "." + std::to_string(minor);
-
-  std::vector<std::string> optionStrings = {"-arch=" + options.arch, "-verbose"};
-  // nvJitLink accepts only -O0 and -O3 itself; other levels go to ptxas directly.
-  if (options.optLevel == 0 || options.optLevel == 3)
-    optionStrings.push_back("-O" + std::to_string(options.optLevel));
-  else
-    optionStrings.push_back("-Xptxas=-O" + std::to_string(options.optLevel));
-  if (options.maxRegisters > 0)
-    optionStrings.push_back("-maxrregcount=" + std::to_string(options.maxRegisters));
-  if (options.generateLineInfo)
-    optionStrings.push_back("-lineinfo");
-  std::vector<const char *> optionPointers;
-  for (const std::string &option : optionStrings)
-    optionPointers.push_back(option.c_str());
-
-  const auto start = std::chrono::steady_clock::now();
-  auto stopClock = [&] {
-    result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  };
-
-  JitLinkHandle handle;
-  if (nvJitLinkResult rc = nvJitLinkCreate(handle.out(), static_cast<uint32_t>(optionPointers.size()),
-                                           optionPointers.data());
-      rc != NVJITLINK_SUCCESS) {
-    // No handle, so no log: the options are what to report.
-    std::string joined;
-    for (const std::string &option : optionStrings)
-      joined += " " + option;
-    return makeError(rc == NVJITLINK_ERROR_UNRECOGNIZED_OPTION || rc == NVJITLINK_ERROR_UNRECOGNIZED_ARCH ||
-                             rc == NVJITLINK_ERROR_UNSUPPORTED_ARCH || rc == NVJITLINK_ERROR_MISSING_ARCH
-                         ? ErrorKind::InvalidInput
-                         : ErrorKind::Internal,
-                     describeCall("nvJitLinkCreate", rc) + "; options:" + joined);
-  }
-
-  auto readLogs = [&] {
-    result.errorLog =
-        fetchLog(handle.get(), nvJitLinkGetErrorLogSize, "nvJitLinkGetErrorLogSize", nvJitLinkGetErrorLog, "nvJitLinkGetErrorLog");
-    result.infoLog =
-        fetchLog(handle.get(), nvJitLinkGetInfoLogSize, "nvJitLinkGetInfoLogSize", nvJitLinkGetInfoLog, "nvJitLinkGetInfoLog");
-  };
-  // The PTX is parsed and assembled at AddData (syntax and most semantic
-  // errors), resource limits are checked at Complete: both can reject it.
-  auto failed = [&](const char *call, nvJitLinkResult rc) -> Result<CompileResult> {
-    stopClock();
-    readLogs();
-    result.ok = false;
-    interpretLogs(ptx, options, result);
-    // The result code alone does not say whose fault it is: nvJitLink 13.0
-    // reports "uses too much shared data" as NVJITLINK_ERROR_INTERNAL. A log
-    // that names an error in the PTX makes it a rejected candidate.
-    if (isToolFailure(rc) && !ptx::hasErrors(result.diagnostics))
-      return makeError(ErrorKind::Internal, describeCall(call, rc) + "\nerror log:\n" + result.errorLog +
-                                                "\ninfo log:\n" + result.infoLog);
-    ensureFailureDiagnostic(result, describeCall(call, rc));
-    return result;
-  };
-
-  if (nvJitLinkResult rc =
-          nvJitLinkAddData(handle.get(), NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "candidate.ptx");
-      rc != NVJITLINK_SUCCESS)
-    return failed("nvJitLinkAddData", rc);
-  if (nvJitLinkResult rc = nvJitLinkComplete(handle.get()); rc != NVJITLINK_SUCCESS)
-    return failed("nvJitLinkComplete", rc);
-  stopClock();
-  readLogs();
-
-  size_t cubinSize = 0;
-  if (nvJitLinkResult rc = nvJitLinkGetLinkedCubinSize(handle.get(), &cubinSize); rc != NVJITLINK_SUCCESS)
-    return makeError(ErrorKind::Internal, describeCall("nvJitLinkGetLinkedCubinSize", rc) + "\n" + result.errorLog);
-  result.cubin.resize(cubinSize);
-  if (nvJitLinkResult rc = nvJitLinkGetLinkedCubin(handle.get(), result.cubin.data()); rc != NVJITLINK_SUCCESS)
-    return makeError(ErrorKind::Internal, describeCall("nvJitLinkGetLinkedCubin", rc) + "\n" + result.errorLog);
-  if (result.cubin.empty())
-    return makeError(ErrorKind::Internal, "nvJitLinkGetLinkedCubinSize returned 0 bytes after a successful link");
-  result.ok = true;
-  interpretLogs(ptx, options, result);
+  result.kernelName = options.entryName;
+  result.resources.function = options.entryName;
+  result.errorLog = diagnostic.message;
+  result.diagnostics.push_back(std::move(diagnostic));
   return result;
 }
 
-Result<CompileResult> compileWithPtxas(std::string_view ptx, const CompileOptions &options) {
-  std::optional<std::string> ptxas = findPtxas();
-  if (!ptxas)
-    return makeError(ErrorKind::ToolMissing, "ptxas not found: set PTXFORGE_PTXAS to its path, put it on PATH, or "
-                                             "install the CUDA toolkit under " PTXFORGE_CUDA_ROOT);
+/// Turns a raw compile into the CompileResult: logs parsed, failures
+/// explained. `memoryLimited` says the compiler ran into the memory limit.
+Result<CompileResult> interpretRaw(std::string_view ptx, const CompileOptions &options, const BackendRequest &request,
+                                   RawCompile raw, bool memoryLimited, const CompileLimits &limits) {
   CompileResult result;
   result.backend = backendName(options.backend);
   result.arch = options.arch;
-  result.toolVersion = *ptxas;
-
-  Result<TempFile> input = TempFile::create(".ptx");
-  if (!input)
-    return input.error();
-  Result<TempFile> output = TempFile::create(".cubin");
-  if (!output)
-    return output.error();
-  if (Result<void> written = input->write(ptx); !written)
-    return written.error();
-
-  std::vector<std::string> argv = {*ptxas, "-arch=" + options.arch, "-O" + std::to_string(options.optLevel), "-v"};
-  if (options.maxRegisters > 0)
-    argv.insert(argv.end(), {"-maxrregcount", std::to_string(options.maxRegisters)});
-  if (options.generateLineInfo)
-    argv.push_back("-lineinfo");
-  argv.insert(argv.end(), {input->path(), "-o", output->path()});
-
-  const auto start = std::chrono::steady_clock::now();
-  Result<ProcessOutput> run = runProcess(argv);
-  result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!run)
-    return run.error();
-  // ptxas writes everything (info and errors) to stderr.
-  std::string log = run->standardError;
-  if (!run->standardOutput.empty())
-    log = run->standardOutput + "\n" + log;
-  // ptxas names the temp file in each message; point at the candidate instead.
-  for (size_t at = log.find(input->path()); at != std::string::npos; at = log.find(input->path(), at))
-    log.replace(at, input->path().size(), "candidate.ptx");
-
-  if (run->exitCode != 0) {
-    // Option errors mean we called ptxas wrongly; they are not about the PTX.
-    if (log.find("is not defined for option") != std::string::npos ||
-        log.find("Unknown option") != std::string::npos)
-      return makeError(ErrorKind::InvalidInput, "ptxas rejected its options: " + log);
-    result.errorLog = std::move(log);
-    result.ok = false;
-    interpretLogs(ptx, options, result);
-    ensureFailureDiagnostic(result, "ptxas exited with status " + std::to_string(run->exitCode));
+  result.ok = raw.ok;
+  result.cubin = std::move(raw.cubin);
+  result.infoLog = std::move(raw.infoLog);
+  result.errorLog = std::move(raw.errorLog);
+  result.compileMs = raw.compileMs;
+  result.toolVersion = std::move(raw.toolVersion);
+  interpretLogs(ptx, options, result);
+  if (result.ok)
+    return result;
+  if (memoryLimited) {
+    result.diagnostics.insert(result.diagnostics.begin(), memoryLimitDiagnostic(request.backend, limits));
     return result;
   }
-  result.infoLog = std::move(log);
-  Result<std::vector<uint8_t>> cubin = output->read();
-  if (!cubin)
-    return cubin.error();
-  if (cubin->empty())
-    return makeError(ErrorKind::Internal, "ptxas succeeded but wrote an empty cubin; log:\n" + result.infoLog);
-  result.cubin = std::move(*cubin);
-  result.ok = true;
-  interpretLogs(ptx, options, result);
+  if (raw.toolSignal == SIGXFSZ) {
+    result.diagnostics.insert(result.diagnostics.begin(), outputLimitDiagnostic(limits.maxOutputMb << 20, limits));
+    return result;
+  }
+  if (raw.toolSignal != 0) {
+    result.diagnostics.insert(result.diagnostics.begin(),
+                              crashDiagnostic(request.backend,
+                                              "ptxas was killed by signal " + std::to_string(raw.toolSignal) + " (" +
+                                                  strsignal(raw.toolSignal) + ")",
+                                              result.errorLog));
+    return result;
+  }
+  // The result code alone does not say whose fault it is: nvJitLink 13.0
+  // reports "uses too much shared data" as NVJITLINK_ERROR_INTERNAL. A log
+  // that names an error in the PTX makes it a rejected candidate.
+  if (raw.toolFailure && !ptx::hasErrors(result.diagnostics))
+    return makeError(ErrorKind::Internal,
+                     raw.failure + "\nerror log:\n" + result.errorLog + "\ninfo log:\n" + result.infoLog);
+  ensureFailureDiagnostic(result, raw.failure);
   return result;
 }
 
+Result<CompileResult> compileIsolated(std::string_view ptx, const CompileOptions &options, const BackendRequest &backend,
+                                      const CompileLimits &limits) {
+  protocol::Request request;
+  request.backend = backend;
+  request.memoryLimitBytes = limits.memoryLimitMb << 20;
+  request.maxOutputBytes = limits.maxOutputMb << 20;
+  request.timeoutMs = limits.timeoutMs;
+  request.ptx = std::string(ptx);
+  // The reply carries the cubin and two logs of at most kMaxLogBytes each.
+  const uint64_t maxReplyBytes = request.maxOutputBytes + 2 * protocol::kMaxLogBytes + (1u << 16);
+  const auto start = std::chrono::steady_clock::now();
+  Result<WorkerOutcome> outcome = compileInWorker(request, options.workerPath, maxReplyBytes);
+  const double elapsedMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outcome)
+    return outcome.error();
+
+  auto failedWith = [&](ptx::Diagnostic diagnostic) {
+    CompileResult result = rejected(options, std::move(diagnostic));
+    result.compileMs = elapsedMs;
+    if (!outcome->stderrTail.empty())
+      result.errorLog += "\n" + outcome->stderrTail;
+    return result;
+  };
+  switch (outcome->kind) {
+  case WorkerOutcome::Kind::TimedOut:
+    return failedWith(limitDiagnostic(
+        kCodeCompileTimeout,
+        std::string(toolName(backend.backend)) + " did not finish compiling this module within the " +
+            std::to_string(limits.timeoutMs) + " ms limit; " + outcome->how + " by the deadline",
+        "make the module cheaper to compile (fewer unrolled instructions, smaller initializers); " +
+            raiseHint("timeoutMs", "PTXFORGE_COMPILE_TIMEOUT_MS")));
+  case WorkerOutcome::Kind::OutputLimit:
+    return failedWith(outputLimitDiagnostic(outcome->replyBytes, limits));
+  case WorkerOutcome::Kind::Crashed:
+    if (outcome->allocationFailed || mentionsAllocationFailure(outcome->stderrTail))
+      return failedWith(memoryLimitDiagnostic(backend.backend, limits));
+    return failedWith(crashDiagnostic(backend.backend, outcome->how, outcome->stderrTail));
+  case WorkerOutcome::Kind::Answered:
+    break;
+  }
+  protocol::Response &response = outcome->response;
+  if (response.isError)
+    return makeError(response.errorKind, response.errorMessage);
+  const bool memoryLimited =
+      !response.raw.ok && (outcome->allocationFailed || mentionsAllocationFailure(outcome->stderrTail) ||
+                           mentionsAllocationFailure(response.raw.errorLog));
+  Result<CompileResult> result = interpretRaw(ptx, options, backend, std::move(response.raw), memoryLimited, limits);
+  if (result && response.cubinBytesDropped != 0) {
+    result->ok = false;
+    result->cubin.clear();
+    result->diagnostics.insert(result->diagnostics.begin(), outputLimitDiagnostic(response.cubinBytesDropped, limits));
+  }
+  return result;
+}
 } // namespace
 
 std::optional<std::string> findPtxas() {
@@ -399,23 +359,130 @@ bool targetsDebug(std::string_view ptx) {
   return false;
 }
 
+Result<CompileLimits> resolveCompileLimits(const CompileOptions &options) {
+  CompileLimits limits;
+  Result<uint64_t> timeoutMs = resolveLimit(options.timeoutMs, "PTXFORGE_COMPILE_TIMEOUT_MS", limits.timeoutMs);
+  if (!timeoutMs)
+    return timeoutMs.error();
+  Result<uint64_t> memoryLimitMb = resolveLimit(options.memoryLimitMb, "PTXFORGE_COMPILE_MEMORY_MB", limits.memoryLimitMb);
+  if (!memoryLimitMb)
+    return memoryLimitMb.error();
+  Result<uint64_t> maxOutputMb = resolveLimit(options.maxOutputMb, "PTXFORGE_COMPILE_MAX_OUTPUT_MB", limits.maxOutputMb);
+  if (!maxOutputMb)
+    return maxOutputMb.error();
+  Result<uint64_t> maxPtxBytes = resolveLimit(options.maxPtxBytes, "PTXFORGE_COMPILE_MAX_PTX_BYTES", limits.maxPtxBytes);
+  if (!maxPtxBytes)
+    return maxPtxBytes.error();
+  Result<uint64_t> maxIdentifierLength =
+      resolveLimit(options.maxIdentifierLength, "PTXFORGE_COMPILE_MAX_IDENTIFIER", limits.maxIdentifierLength);
+  if (!maxIdentifierLength)
+    return maxIdentifierLength.error();
+  // Clamp to what the types and the shifts to bytes can carry.
+  limits.timeoutMs = static_cast<uint32_t>(std::min<uint64_t>(*timeoutMs, 24u * 3600 * 1000));
+  limits.memoryLimitMb = std::min<uint64_t>(*memoryLimitMb, uint64_t{1} << 30);
+  limits.maxOutputMb = std::min<uint64_t>(*maxOutputMb, uint64_t{1} << 20);
+  limits.maxPtxBytes = *maxPtxBytes;
+  limits.maxIdentifierLength = static_cast<uint32_t>(std::min<uint64_t>(*maxIdentifierLength, UINT32_MAX));
+  return limits;
+}
+
+std::optional<ptx::Diagnostic> checkInputLimits(std::string_view ptx, const CompileLimits &limits) {
+  if (ptx.size() > limits.maxPtxBytes)
+    return limitDiagnostic(kCodeCompileInputTooLarge,
+                           "the module is " + std::to_string(ptx.size()) + " bytes; the compile limit is " +
+                               std::to_string(limits.maxPtxBytes) + " bytes",
+                           "a kernel's PTX is normally a few to a few hundred KiB: generate less code (fewer "
+                           "unrolled copies, no huge initializers); " +
+                               raiseHint("maxPtxBytes", "PTXFORGE_COMPILE_MAX_PTX_BYTES"));
+  // The longest run of identifier characters outside comments and strings.
+  // nvJitLink 13.0 corrupts its heap on a 100,000-character function name and
+  // grinds for 43 s before crashing on a 10 MB one; no real name comes close.
+  auto isIdentifierChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+  };
+  uint32_t line = 1;
+  size_t lineStart = 0;
+  size_t i = 0;
+  while (i < ptx.size()) {
+    const char c = ptx[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = ++i;
+      continue;
+    }
+    if (ptx.compare(i, 2, "//") == 0) {
+      i = std::min(ptx.find('\n', i), ptx.size());
+      continue;
+    }
+    if (ptx.compare(i, 2, "/*") == 0 || c == '"') {
+      const std::string_view close = c == '"' ? "\"" : "*/";
+      const size_t end = ptx.find(close, i + (c == '"' ? 1 : 2));
+      const size_t stop = end == std::string_view::npos ? ptx.size() : end + close.size();
+      for (size_t j = i; j < stop; ++j)
+        if (ptx[j] == '\n') {
+          ++line;
+          lineStart = j + 1;
+        }
+      i = stop;
+      continue;
+    }
+    if (!isIdentifierChar(c)) {
+      ++i;
+      continue;
+    }
+    const size_t begin = i;
+    while (i < ptx.size() && isIdentifierChar(ptx[i]))
+      ++i;
+    const size_t length = i - begin;
+    if (length > limits.maxIdentifierLength) {
+      ptx::Diagnostic diagnostic = limitDiagnostic(
+          kCodeCompileIdentifierTooLong,
+          "identifier of " + std::to_string(length) + " characters (`" + std::string(ptx.substr(begin, 24)) +
+              "…`) exceeds the " + std::to_string(limits.maxIdentifierLength) + "-character limit",
+          "use a short name; nvJitLink corrupts its heap on names of ~64K characters and more; " +
+              raiseHint("maxIdentifierLength", "PTXFORGE_COMPILE_MAX_IDENTIFIER"));
+      diagnostic.line = line;
+      diagnostic.column = static_cast<uint32_t>(begin - lineStart + 1);
+      return diagnostic;
+    }
+  }
+  return std::nullopt;
+}
+
 Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &requested) {
   if (Result<void> valid = validateOptions(requested); !valid)
     return valid.error();
+  Result<CompileLimits> limits = resolveCompileLimits(requested);
+  if (!limits)
+    return limits.error();
   // `.target …, debug` (nvcc -G) carries debug information that ptxas only
   // compiles unoptimized ("Optimized debugging not supported" otherwise).
   CompileOptions options = requested;
   bool debugTarget = targetsDebug(ptx);
   if (debugTarget)
     options.optLevel = 0;
-  Result<CompileResult> result = makeError(ErrorKind::Internal, "unknown compile backend");
-  switch (options.backend) {
-  case CompileOptions::Backend::NvJitLink:
-    result = compileWithNvJitLink(ptx, options);
-    break;
-  case CompileOptions::Backend::Ptxas:
-    result = compileWithPtxas(ptx, options);
-    break;
+  // Checked in both isolations: the size and name limits guard nvJitLink
+  // bugs that would corrupt this very process.
+  if (std::optional<ptx::Diagnostic> tooBig = checkInputLimits(ptx, *limits))
+    return rejected(options, std::move(*tooBig));
+
+  BackendRequest backend = toBackendRequest(options);
+  if (backend.backend == BackendKind::Ptxas) {
+    // Resolved here, in the caller's environment, not the worker's.
+    std::optional<std::string> ptxas = findPtxas();
+    if (!ptxas)
+      return makeError(ErrorKind::ToolMissing, "ptxas not found: set PTXFORGE_PTXAS to its path, put it on PATH, or "
+                                               "install the CUDA toolkit under " PTXFORGE_CUDA_ROOT);
+    backend.ptxasPath = *ptxas;
+  }
+  Result<CompileResult> result = makeError(ErrorKind::Internal, "unreachable");
+  if (options.isolation == CompileOptions::Isolation::InProcess) {
+    Result<RawCompile> raw = runBackend(ptx, backend);
+    if (!raw)
+      return raw.error();
+    result = interpretRaw(ptx, options, backend, std::move(*raw), false, *limits);
+  } else {
+    result = compileIsolated(ptx, options, backend, *limits);
   }
   if (result && debugTarget && requested.optLevel != 0)
     result->advisories.push_back("the module targets `debug` (nvcc -G): compiled at -O0, as ptxas requires for "

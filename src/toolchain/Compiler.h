@@ -14,12 +14,28 @@
 
 namespace ptxforge::toolchain {
 
+/// Diagnostic codes of compiles stopped by a limit or a compiler crash
+/// (stable, kebab-case; the compile-* codes of logs are in LogParser.h).
+inline constexpr const char *kCodeCompilerCrashed = "compiler-crashed";
+inline constexpr const char *kCodeCompileTimeout = "compile-timeout";
+inline constexpr const char *kCodeCompileMemoryLimit = "compile-memory-limit";
+inline constexpr const char *kCodeCompileOutputLimit = "compile-output-limit";
+inline constexpr const char *kCodeCompileInputTooLarge = "compile-input-too-large";
+inline constexpr const char *kCodeCompileIdentifierTooLong = "compile-identifier-too-long";
+
 /// How to compile a PTX module.
 struct CompileOptions {
   /// Which program turns PTX into SASS.
   enum class Backend {
-    NvJitLink, ///< in-process libnvJitLink (default: no process spawn, no temp files)
+    NvJitLink, ///< libnvJitLink (default: no ptxas process, no temp files)
     Ptxas,     ///< the ptxas executable (PTXFORGE_PTXAS, PATH, then the CUDA root)
+  };
+  /// Where the compiler runs. nvJitLink and ptxas crash, hang or exhaust
+  /// memory on some PTX (docs/limits.md, "Compile"); untrusted PTX must not
+  /// take the caller down with them.
+  enum class Isolation {
+    Worker,    ///< ptxforge_compile_worker, a warm child process under the limits below (default)
+    InProcess, ///< nvJitLink in this process, no time/memory limits: trusted PTX only (nvcc/NVRTC output)
   };
   std::string arch = "sm_90"; ///< real architecture: sm_NN, sm_NNa or sm_NNf
   int optLevel = 3;           ///< ptxas optimisation level, 0..3
@@ -29,7 +45,38 @@ struct CompileOptions {
   /// The kernel whose resources fill CompileResult::resources; empty = the
   /// first .entry of the module.
   std::string entryName;
+
+  Isolation isolation = Isolation::Worker;
+  // Limits. 0 means: the environment variable named, else the default.
+  // A compile stopped by one is a rejected module (CompileResult::ok false,
+  // one diagnostic with the code above that names the limit and this knob).
+  uint32_t timeoutMs = 0;     ///< wall clock per compile; PTXFORGE_COMPILE_TIMEOUT_MS, 30000. Worker only
+  uint32_t memoryLimitMb = 0; ///< address space (RLIMIT_AS) of the compiler; PTXFORGE_COMPILE_MEMORY_MB, 4096. Worker only
+  uint32_t maxOutputMb = 0;   ///< cubin size; PTXFORGE_COMPILE_MAX_OUTPUT_MB, 256. Worker only
+  uint64_t maxPtxBytes = 0;   ///< PTX size, checked before compiling; PTXFORGE_COMPILE_MAX_PTX_BYTES, 16 MiB
+  uint32_t maxIdentifierLength = 0; ///< longest name/token, checked before compiling; PTXFORGE_COMPILE_MAX_IDENTIFIER, 16384
+  /// The worker executable; empty = $PTXFORGE_COMPILE_WORKER, then
+  /// ptxforge_compile_worker next to the running executable, then the build tree's.
+  std::string workerPath;
 };
+
+/// CompileOptions' limits with the environment and defaults applied.
+struct CompileLimits {
+  uint32_t timeoutMs = 30000;
+  uint64_t memoryLimitMb = 4096;
+  uint64_t maxOutputMb = 256;
+  uint64_t maxPtxBytes = 16u << 20;
+  uint32_t maxIdentifierLength = 16384;
+};
+
+/// Resolves the limits of `options` (field, else environment, else default).
+/// An Error when an environment variable is set but not a positive integer.
+Result<CompileLimits> resolveCompileLimits(const CompileOptions &options);
+
+/// The cheap checks made before any compile: the PTX size and the longest
+/// identifier (or other token) against `limits`. nullopt when both pass, else
+/// one error diagnostic (located at the token for an identifier).
+std::optional<ptx::Diagnostic> checkInputLimits(std::string_view ptx, const CompileLimits &limits);
 
 /// Name of a backend as reported in results ("nvjitlink", "ptxas").
 const char *backendName(CompileOptions::Backend backend);
@@ -54,10 +101,11 @@ struct CompileResult {
 };
 
 /// Compiles PTX text for `options.arch`. The Result is an Error only when the
-/// tool itself cannot run or is misused (missing ptxas, an invalid option such
-/// as arch "sm_xx", an internal library failure); PTX that fails to compile
-/// gives an ok Result whose CompileResult has ok == false and located
-/// diagnostics.
+/// tool itself cannot run or is misused (missing ptxas or compile worker, an
+/// invalid option such as arch "sm_xx", an internal library failure); PTX that
+/// fails to compile — including PTX that crashes the compiler or exceeds a
+/// limit — gives an ok Result whose CompileResult has ok == false and
+/// diagnostics. Thread-safe: concurrent callers get a worker each.
 Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &options);
 
 /// True when the module's `.target` lists `debug` (nvcc -G output). Such a
