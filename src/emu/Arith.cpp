@@ -979,14 +979,6 @@ inline float approxResult(double exact, bool ftz) {
 /// The documented maximum error of each approximation (PTX ISA 9.0).
 enum class ApproxOp : uint8_t { Ex2, Lg2, Sin, Cos, Rcp, Sqrt, Rsqrt, Tanh, Div, DivFull, Ex2F16, TanhF16, Ex2Bf16, TanhBf16 };
 
-/// splitmix64's finalizer: the input bits spread over all 64 output bits.
-inline uint64_t mixBits(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 /// The spacing of `f` at |value| (the subnormal spacing below the normal range).
 inline double ulpIn(const Format &f, double value) {
   int exponent = value == 0 ? 1 - f.bias : std::max(std::ilogb(value), 1 - f.bias);

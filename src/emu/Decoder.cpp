@@ -3,6 +3,7 @@
 #include "emu/Decoder.h"
 
 #include "emu/Arith.h"
+#include "emu/Initializer.h"
 #include "emu/Machine.h"
 #include "ptx/Printer.h"
 
@@ -90,59 +91,38 @@ uint64_t declAlign(const ptx::VariableDecl &decl) {
   return std::max<uint64_t>(1, typeBytes(decl.type) * std::max<uint32_t>(1, decl.vectorWidth));
 }
 
-/// Writes an initializer (`{1, 2, 0f3F800000}`, `5`) into `out` as elements of
-/// `type`. Address initializers are not supported.
-bool writeInitializer(const ptx::VariableDecl &decl, uint8_t *out, uint64_t capacity, std::string &error) {
-  DType type = parseDType(decl.type);
-  unsigned bytes = type == DType::Pred ? 1 : dtypeBytes(type);
-  uint64_t position = 0;
-  std::string token;
-  auto flush = [&]() -> bool {
-    if (token.empty()) return true;
-    uint64_t bits = 0;
-    const char *text = token.c_str();
-    if ((token.size() > 2 && token[0] == '0' && (token[1] == 'f' || token[1] == 'F'))) {
-      uint32_t f = static_cast<uint32_t>(std::strtoull(text + 2, nullptr, 16));
-      bits = isFloat(type) && type == DType::F64 ? asBits(static_cast<double>(bitsAs<float>(f))) : f;
-    } else if (token.size() > 2 && token[0] == '0' && (token[1] == 'd' || token[1] == 'D')) {
-      uint64_t d = std::strtoull(text + 2, nullptr, 16);
-      bits = type == DType::F32 ? asBits(static_cast<float>(bitsAs<double>(d))) : d;
-    } else if (isFloat(type) && (token.find('.') != std::string::npos || token.find('e') != std::string::npos)) {
-      double v = std::strtod(text, nullptr);
-      bits = type == DType::F64 ? asBits(v) : asBits(static_cast<float>(v));
-    } else {
-      char *end = nullptr;
-      bool negative = token[0] == '-';
-      uint64_t v = std::strtoull(text + (negative ? 1 : 0), &end, 0);
-      if (end == text + (negative ? 1 : 0) || (*end != '\0' && *end != 'U' && *end != 'u')) {
-        error = fmt::format("initializer element '{}' of '{}' is not a number", token, decl.name);
-        return false;
-      }
-      bits = negative ? (~v + 1) : v;
-      if (type == DType::F32) bits = asBits(static_cast<float>(negative ? -double(v) : double(v)));
-      if (type == DType::F64) bits = asBits(negative ? -double(v) : double(v));
-    }
-    if (position + bytes > capacity) {
-      error = fmt::format("initializer of '{}' has more elements than the variable", decl.name);
-      return false;
-    }
-    std::memcpy(out + position, &bits, bytes);
-    position += bytes;
-    token.clear();
-    return true;
-  };
-  for (char c : decl.initializer) {
-    if (c == '{' || c == '}' || c == ',' || c == ' ') {
-      if (!flush()) return false;
-    } else if ((std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%') && token.empty()) {
-      error = fmt::format("initializer of '{}' takes the address of a symbol, which the emulator does not support",
-                          decl.name);
-      return false;
-    } else {
-      token += c;
-    }
+/// A module variable's initial bytes (empty without an initializer) and its
+/// size: an unsized array (`tab[] = {...}`) takes its size from the initializer.
+struct InitialImage {
+  std::vector<uint8_t> bytes;
+  uint64_t size = 0;
+};
+
+bool evaluateVariable(const ptx::VariableDecl &decl, InitialImage &image, std::string &error) {
+  image.size = declBytes(decl);
+  if (decl.initializer.empty()) return true;
+  if (!evaluateInitializer(decl.initializer, parseDType(decl.type), image.bytes, error)) {
+    error = fmt::format("initializer of '{}': {}", decl.name, error);
+    return false;
   }
-  return flush();
+  bool unsized = std::find(decl.arrayDims.begin(), decl.arrayDims.end(), 0) != decl.arrayDims.end();
+  if (unsized) {
+    // Only the outer dimension may be left open: its stride is the rest.
+    ptx::VariableDecl inner = decl;
+    inner.arrayDims.erase(inner.arrayDims.begin());
+    if (std::find(inner.arrayDims.begin(), inner.arrayDims.end(), 0) != inner.arrayDims.end()) {
+      error = fmt::format("'{}' leaves an inner array dimension unsized", decl.name);
+      return false;
+    }
+    uint64_t stride = std::max<uint64_t>(1, declBytes(inner));
+    image.size = alignUp(image.bytes.size(), stride);
+  }
+  if (image.bytes.size() > image.size) {
+    error = fmt::format("initializer of '{}' has more elements than the variable", decl.name);
+    return false;
+  }
+  image.bytes.resize(image.size, 0); // elements left out are zero
+  return true;
 }
 
 /// The instruction as one line of single-spaced text, for reports.
@@ -472,33 +452,35 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     break;
   case ptx::StateSpace::Global: {
     symbol.kind = Symbol::Kind::Global;
+    InitialImage image;
+    std::string error;
+    if (!evaluateVariable(decl, image, error)) return errorAt(decl.loc.line, "unsupported: " + error);
     uint64_t offset = alignUp(program_.globalImage.size(), declAlign(decl));
-    if (offset + declBytes(decl) > kMaxGlobalImageBytes)
+    if (offset + image.size > kMaxGlobalImageBytes)
       return errorAt(decl.loc.line, fmt::format("unsupported: the module's .global variables take more than {} MiB",
                                                 kMaxGlobalImageBytes >> 20));
-    program_.globalImage.resize(offset + declBytes(decl));
-    if (!decl.initializer.empty()) {
-      std::string error;
-      if (!writeInitializer(decl, program_.globalImage.data() + offset, declBytes(decl), error))
-        return errorAt(decl.loc.line, "unsupported: " + error);
-    }
+    program_.globalImage.resize(offset + image.size);
+    if (!image.bytes.empty()) std::memcpy(program_.globalImage.data() + offset, image.bytes.data(), image.size);
     symbol.address = program_.globalImageBase + offset;
-    break;
+    symbol.bytes = image.size;
+    scope[decl.name] = symbol;
+    return {};
   }
   case ptx::StateSpace::Const: {
     symbol.kind = Symbol::Kind::Const;
+    InitialImage image;
+    std::string error;
+    if (!evaluateVariable(decl, image, error)) return errorAt(decl.loc.line, "unsupported: " + error);
     uint64_t offset = alignUp(program_.constBank.size(), declAlign(decl));
-    if (offset + declBytes(decl) > kMaxConstBytes)
+    if (offset + image.size > kMaxConstBytes)
       return errorAt(decl.loc.line, fmt::format("invalid: .const variable '{}' takes the .const bank past 64 KiB",
                                                 decl.name));
-    program_.constBank.resize(offset + declBytes(decl));
-    if (!decl.initializer.empty()) {
-      std::string error;
-      if (!writeInitializer(decl, program_.constBank.data() + offset, declBytes(decl), error))
-        return errorAt(decl.loc.line, "unsupported: " + error);
-    }
+    program_.constBank.resize(offset + image.size);
+    if (!image.bytes.empty()) std::memcpy(program_.constBank.data() + offset, image.bytes.data(), image.size);
     symbol.address = offset;
-    break;
+    symbol.bytes = image.size;
+    scope[decl.name] = symbol;
+    return {};
   }
   case ptx::StateSpace::Local:
   case ptx::StateSpace::Param: {
@@ -661,7 +643,7 @@ bool ModuleDecoder::decodeControl(Context &ctx) {
     out.op = Op::Trap;
     return true;
   }
-  if (op == "membar" || op == "fence" || op == "prefetch" || op == "prefetchu" || op == "nanosleep" ||
+  if (op == "prefetch" || op == "prefetchu" || op == "nanosleep" ||
       op == "griddepcontrol" || op == "setmaxnreg" || op == "pmevent" || op == "discard" ||
       op == "applypriority") {
     out.op = Op::Nop;

@@ -64,6 +64,7 @@ void execLoad(Warp &w, const Inst &in, LaneMask active) {
       w.set(d, l, lowBits(extendBits(in.type, v), d.regBits ? d.regBits : 64));
     }
   }
+  if ((in.memorySync & kSyncStrong) && w.launch->crossCta) w.acquire();
 }
 
 void execStore(Warp &w, const Inst &in, LaneMask active) {
@@ -148,6 +149,22 @@ void execAtomic(Warp &w, const Inst &in, LaneMask active) {
     }
     if (hasResult) w.set(in.dst(0), l, old);
   }
+  if (w.launch->crossCta) w.acquire();
+}
+
+/// membar.gl/.sys, fence.sc/.acq_rel.gpu/.sys: the CTA's writes before it can
+/// be published to other CTAs (cross-CTA racecheck); nothing else to do in a
+/// sequentially consistent emulator.
+void execFence(Warp &w, const Inst &, LaneMask) { ++w.cta->fences; }
+
+/// How a load, store or atomic orders memory between CTAs.
+uint8_t memorySyncOf(DecodeContext &ctx, bool atomic) {
+  bool ctaScope = ctx.has("cta");
+  bool ordered = ctx.has("relaxed") || ctx.has("acquire") || ctx.has("release") || ctx.has("acq_rel");
+  uint8_t sync = 0;
+  if (atomic || ctx.has("volatile") || ctx.has("mmio") || (ordered && !ctaScope)) sync |= kSyncStrong;
+  if ((ctx.has("release") || ctx.has("acq_rel")) && !ctaScope) sync |= kSyncRelease;
+  return sync;
 }
 
 void execCvta(Warp &w, const Inst &in, LaneMask active) {
@@ -267,6 +284,7 @@ bool decodeLoadStore(DecodeContext &ctx, bool store) {
   if (types.size() != 1) return ctx.invalid("expects exactly one type");
   DType type = types[0];
   if (type == DType::B128) return ctx.unsupported(".b128 accesses are not emulated");
+  out.memorySync = memorySyncOf(ctx, false);
   unsigned vec = vectorWidth(ctx);
   out.type = type;
   out.accessBytes = static_cast<uint8_t>(type == DType::Pred ? 1 : dtypeBytes(type));
@@ -310,6 +328,7 @@ bool decodeAtomic(DecodeContext &ctx, bool hasResult) {
   out.type = type;
   out.sub = static_cast<uint8_t>(op);
   out.accessBytes = static_cast<uint8_t>(bytes);
+  out.memorySync = memorySyncOf(ctx, true);
   size_t i = 0;
   if (hasResult) {
     if (!ctx.addDst(in.operands[i++])) return true;
@@ -334,6 +353,19 @@ bool decodeMemory(DecodeContext &ctx) {
   if (op == "st") return decodeLoadStore(ctx, true);
   if (op == "atom") return decodeAtomic(ctx, true);
   if (op == "red") return decodeAtomic(ctx, false);
+  if (op == "membar" || op == "fence") {
+    // Only a gpu- or system-scope memory fence orders writes for other CTAs;
+    // membar.cta, fence.*.cta and the proxy fences do not.
+    bool proxy = ctx.has("proxy") || ctx.has("mbarrier_init");
+    bool wide = op == "membar" ? (ctx.has("gl") || ctx.has("sys")) : (ctx.has("gpu") || ctx.has("sys"));
+    if (wide && !proxy) {
+      out.exec = execFence;
+      out.memorySync = kSyncFence;
+    } else {
+      out.op = Op::Nop;
+    }
+    return true;
+  }
   if (op == "cvta" || op == "isspacep") {
     bool to = ctx.has("to");
     std::optional<Space> space = spaceOf(ctx);

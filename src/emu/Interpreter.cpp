@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 namespace ptxforge::emu {
@@ -31,6 +33,19 @@ struct HostThread {
   std::vector<Warp> warps;
   uint32_t epoch = 0;
 };
+
+/// Fills `bytes` with garbage derived from `seed` (8 bytes per hash).
+void fillGarbage(uint8_t *out, size_t bytes, uint64_t seed) {
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t v = mixBits(seed + i);
+    std::memcpy(out + i, &v, 8);
+  }
+  if (i < bytes) {
+    uint64_t v = mixBits(seed + i);
+    std::memcpy(out + i, &v, bytes - i);
+  }
+}
 
 class WarpRunner {
 public:
@@ -402,13 +417,19 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   cta.ctaid[0] = static_cast<uint32_t>(linearCta % launch.grid.x);
   cta.ctaid[1] = static_cast<uint32_t>((linearCta / launch.grid.x) % launch.grid.y);
   cta.ctaid[2] = static_cast<uint32_t>(linearCta / (uint64_t(launch.grid.x) * launch.grid.y));
+  cta.linear = linearCta;
   size_t sharedBytes = size_t(program.dynamicSharedOffset) + launch.dynamicSharedBytes;
   sharedBytes = std::max<size_t>(sharedBytes, program.staticSharedBytes);
-  host.shared.assign(sharedBytes, 0);
-  if (launch.checks.racecheck && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
+  // The GPU does not clear shared memory: it holds what ran before. Garbage
+  // that differs per launch and per CTA makes a kernel that assumes zeros fail.
+  host.shared.resize(sharedBytes);
+  fillGarbage(host.shared.data(), sharedBytes, launch.salt ^ (linearCta << 20));
+  bool sharedShadow = launch.checks.racecheck || launch.checks.initcheck;
+  if (sharedShadow && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
   cta.shared = &host.shared;
   cta.shadow = &host.shadow;
   cta.epoch = ++host.epoch;
+  cta.firstEpoch = cta.epoch;
 
   uint32_t threads = static_cast<uint32_t>(launch.block.count());
   uint32_t warpCount = (threads + kWarpSize - 1) / kWarpSize;
@@ -421,6 +442,12 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
 
   uint32_t bx = launch.block.x, by = launch.block.y;
   uint32_t specialBase = program.constSlots;
+  // What a GPU's special registers would show: CTAs spread over an H200's 132
+  // SMs (a stride coprime to 132, so the first 132 CTAs get distinct SMs,
+  // shifted per launch), and the CTA's warps in the SM's warp slots after
+  // those of the CTAs placed on that SM before it.
+  uint32_t smid = static_cast<uint32_t>((linearCta * 67 + launch.salt) % kSmCount);
+  uint32_t warpBase = static_cast<uint32_t>((linearCta / kSmCount) * warpCount % kWarpsPerSm);
   for (uint32_t wi = 0; wi < warpCount; ++wi) {
     Warp &w = host.warps[wi];
     w.cta = &cta;
@@ -430,7 +457,7 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
     w.regs = host.regs.data() + size_t(wi) * slots * kWarpSize;
     w.written = host.written.data() + size_t(wi) * slots;
     w.local = host.local.data() + size_t(wi) * kWarpSize * program.localBytes;
-    std::fill(w.local, w.local + size_t(kWarpSize) * program.localBytes, uint8_t(0));
+    fillGarbage(w.local, size_t(kWarpSize) * program.localBytes, ~launch.salt ^ (linearCta << 20) ^ (uint64_t(wi) << 8));
     uint32_t lanes = std::min(kWarpSize, threads - wi * kWarpSize);
     w.valid = lanes == 32 ? ~0u : ((1u << lanes) - 1);
     w.live = w.valid;
@@ -461,11 +488,11 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
       special(Special::NctaidY)[l] = launch.grid.y;
       special(Special::NctaidZ)[l] = launch.grid.z;
       special(Special::LaneId)[l] = l;
-      special(Special::WarpId)[l] = wi;
-      special(Special::NWarpId)[l] = warpCount;
-      special(Special::SmId)[l] = 0;
-      special(Special::NSmId)[l] = 1;
-      special(Special::GridId)[l] = 1;
+      special(Special::WarpId)[l] = (warpBase + wi) % kWarpsPerSm;
+      special(Special::NWarpId)[l] = kWarpsPerSm;
+      special(Special::SmId)[l] = smid;
+      special(Special::NSmId)[l] = kSmCount;
+      special(Special::GridId)[l] = launch.launchIndex;
       special(Special::LaneMaskEq)[l] = 1u << l;
       special(Special::LaneMaskLt)[l] = (1u << l) - 1;
       special(Special::LaneMaskLe)[l] = l == 31 ? ~0u : (2u << l) - 1;
@@ -500,6 +527,28 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
 
 void runLaunch(Launch &launch) {
   uint64_t ctas = launch.grid.count();
+  static std::atomic<uint64_t> launchCounter{0};
+  launch.launchIndex = launchCounter.fetch_add(1, std::memory_order_relaxed) + 1;
+  launch.salt = mixBits(launch.launchIndex ^ mixBits(launch.checks.memorySeed));
+  // The cross-CTA racecheck needs two CTAs and fits CTA indices in 32 bits.
+  std::unique_ptr<CrossCtaState> crossCta;
+  if (launch.checks.racecheck && ctas > 1 && ctas < 0xffffffffull) {
+    crossCta = std::make_unique<CrossCtaState>();
+    for (const Allocation *a : launch.allocations) {
+      CrossCtaState::Shadow shadow;
+      shadow.count = (a->bytes.size() + 3) / 4;
+      // calloc: the pages stay untouched (and cost nothing) until written.
+      shadow.words = static_cast<uint64_t *>(std::calloc(std::max<size_t>(1, shadow.count), sizeof(uint64_t)));
+      shadow.lines = static_cast<uint32_t *>(std::calloc(std::max<size_t>(1, shadow.count), sizeof(uint32_t)));
+      if (!shadow.words || !shadow.lines) shadow.count = 0; // no memory: the check skips this buffer
+      crossCta->shadows.push_back(shadow);
+    }
+    launch.crossCta = crossCta.get();
+  }
+  struct Detach {
+    Launch &launch;
+    ~Detach() { launch.crossCta = nullptr; }
+  } detach{launch};
   unsigned threads = launch.checks.hostThreads ? launch.checks.hostThreads : std::thread::hardware_concurrency();
   threads = static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(threads ? threads : 1, ctas)));
   std::atomic<uint64_t> next{0};

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace ptxforge::emu {
 
@@ -71,6 +72,94 @@ std::string describeGlobal(const Launch &launch, uint64_t address, uint32_t byte
 
 } // namespace
 
+CrossCtaState::~CrossCtaState() {
+  for (Shadow &shadow : shadows) {
+    std::free(shadow.words);
+    std::free(shadow.lines);
+  }
+}
+
+void Warp::acquire() {
+  // After the atomic or strong load itself: if it observed another CTA's
+  // atomic or flag, that CTA's publish (stamped before its operation) is seen.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  cta->acquiredClock = launch->crossCta->clock.load(std::memory_order_seq_cst);
+}
+
+namespace {
+std::string ctaCoordinates(const Launch &launch, uint64_t linear) {
+  return fmt::format("({},{},{})", linear % launch.grid.x, (linear / launch.grid.x) % launch.grid.y,
+                     linear / (uint64_t(launch.grid.x) * launch.grid.y));
+}
+} // namespace
+
+bool Warp::crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, uint64_t offset, uint32_t bytes,
+                          bool write, bool atomic) {
+  CrossCtaState &state = *launch->crossCta;
+  CrossCtaState::Shadow &shadow = state.shadows[allocation];
+  size_t first = offset / 4, last = (offset + bytes - 1) / 4;
+  if (last >= shadow.count) return true;
+  if (atomic || (inst.memorySync & kSyncStrong)) {
+    // A synchronizing access: a release (or a strong store or atomic after a
+    // gpu-scope fence) publishes this CTA's earlier writes. Acquires are
+    // recorded after the operation (Warp::acquire).
+    if (inst.memorySync & kSyncRelease) ++cta->fences;
+    if ((write || atomic) && cta->fences > cta->publishedFences) {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      uint64_t stamp = state.clock.fetch_add(1, std::memory_order_seq_cst);
+      state.publishes[cta->linear].push_back({cta->fences, stamp});
+      cta->publishedFences = cta->fences;
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    return true;
+  }
+  uint64_t mine = (cta->linear + 1) << 32;
+  if (write) {
+    uint64_t stamp = mine | cta->fences;
+    for (size_t word = first; word <= last; ++word) {
+      std::atomic_ref<uint64_t>(shadow.words[word]).store(stamp, std::memory_order_relaxed);
+      std::atomic_ref<uint32_t>(shadow.lines[word]).store(inst.line, std::memory_order_relaxed);
+    }
+    return true;
+  }
+  for (size_t word = first; word <= last; ++word) {
+    uint64_t stamp = std::atomic_ref<uint64_t>(shadow.words[word]).load(std::memory_order_relaxed);
+    if (stamp == 0 || (stamp >> 32) == (mine >> 32)) continue;
+    uint64_t writer = (stamp >> 32) - 1;
+    uint32_t fencesAtWrite = static_cast<uint32_t>(stamp);
+    // The first publish of the writer that covers the write (made after a
+    // fence that followed it), and whether this CTA acquired after it.
+    const char *missing = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      auto it = state.publishes.find(writer);
+      const CrossCtaState::Publish *cover = nullptr;
+      if (it != state.publishes.end())
+        for (const CrossCtaState::Publish &p : it->second)
+          if (p.fences > fencesAtWrite) {
+            cover = &p;
+            break;
+          }
+      if (!cover)
+        missing = "that block has not published it (a gpu-scope fence such as membar.gl or fence.acq_rel.gpu after "
+                  "the write, then an atomic or a strong store such as st.release.gpu)";
+      else if (cta->acquiredClock <= cover->clock)
+        missing = "this block has not acquired it since that block published it (an atomic, or ld.acquire.gpu or "
+                  "ld.volatile of the flag that block set, before this read)";
+    }
+    if (!missing) continue;
+    uint32_t line = std::atomic_ref<uint32_t>(shadow.lines[word]).load(std::memory_order_relaxed);
+    fault(inst, lane, "racecheck",
+          fmt::format("cross-CTA read-after-write hazard on global memory: this read of {} bytes, {}, reads a word "
+                      "that block {} wrote at line {} during this launch, and {}; blocks run in no fixed order on "
+                      "a GPU,",
+                      bytes, describeGlobal(*launch, launch->allocations[allocation]->base + offset, bytes),
+                      ctaCoordinates(*launch, writer), line, missing));
+    return false;
+  }
+  return true;
+}
+
 uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t address, uint32_t bytes, bool write,
                       bool atomic) {
   const char *verb = write ? "write" : "read";
@@ -105,7 +194,12 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
     if (it != allocations.begin()) {
       Allocation *a = *(it - 1);
       uint64_t offset = address - a->base;
-      if (offset >= a->accessibleBegin && offset + bytes <= a->accessibleEnd) return a->bytes.data() + offset;
+      if (offset >= a->accessibleBegin && offset + bytes <= a->accessibleEnd) {
+        if (launch->crossCta && !crossCtaAccess(inst, lane, size_t(it - 1 - allocations.begin()), offset, bytes, write,
+                                                atomic))
+          return nullptr;
+        return a->bytes.data() + offset;
+      }
     }
     fault(inst, lane, "memcheck",
           fmt::format("out-of-bounds global {} of {} bytes, {}", verb, bytes, describeGlobal(*launch, address, bytes)));
@@ -120,12 +214,29 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
                         verb, bytes, address, shared.size()));
       return nullptr;
     }
-    if (launch->checks.racecheck && !atomic) {
+    bool race = launch->checks.racecheck && !atomic, init = launch->checks.initcheck;
+    if (race || init) {
       SharedShadow *shadow = cta->shadow->data() + address;
       uint16_t me = static_cast<uint16_t>(index);
       uint32_t epoch = cta->epoch;
       for (uint32_t i = 0; i < bytes; ++i) {
         SharedShadow &s = shadow[i];
+        if (init && s.initEpoch != cta->firstEpoch) {
+          // Reads (atomics too: they read first) of a byte no thread of this
+          // CTA wrote: on a GPU it holds whatever the SM ran before.
+          if (!write || atomic) {
+            Finding finding;
+            finding.check = "initcheck";
+            finding.fatal = false;
+            finding.line = inst.line;
+            finding.message = fmt::format("initcheck: {} of shared memory that no thread of this CTA has written, "
+                                          "at shared address 0x{:x} (on a GPU it holds garbage) {}",
+                                          atomic ? "an atomic" : "a read", address + i, where(inst, lane));
+            launch->report(std::move(finding));
+          }
+          s.initEpoch = cta->firstEpoch; // reported once per byte
+        }
+        if (!race) continue;
         const char *hazard = nullptr;
         uint16_t otherWarp = 0, otherLane = 0;
         uint32_t otherLine = 0;

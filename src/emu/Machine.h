@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ptxforge::emu {
@@ -49,6 +50,43 @@ struct CheckOptions {
   uint32_t timeoutMs = 0;           ///< wall-clock deadline (0: none)
   unsigned hostThreads = 0;         ///< CTAs in parallel; 0 = hardware concurrency
   size_t maxFindings = 20;          ///< non-fatal findings kept per launch
+  /// Mixed with the process's launch counter into the garbage that fills
+  /// uninitialized .shared and .local memory (and %smid's CTA-to-SM map):
+  /// every launch gets other garbage; a different seed gives other garbage
+  /// for the same sequence of launches.
+  uint64_t memorySeed = 0;
+};
+
+/// The GPU the emulator stands in for, as special registers show it (an H200).
+constexpr uint32_t kSmCount = 132;     ///< %nsmid
+constexpr uint32_t kWarpsPerSm = 64;   ///< %nwarpid
+
+/// Cross-CTA racecheck state of a launch: for every 4-byte word of every
+/// allocation, the CTA that last wrote it plainly in this launch and that
+/// CTA's fence count at the write (0: not written); and each CTA's publishes
+/// (a gpu-scope fence followed by an atomic or strong store), stamped with a
+/// launch-wide clock that a CTA's acquire (an atomic or strong load) reads.
+/// A plain read of a word another CTA wrote is a hazard unless the writer
+/// published after the write and the reader acquired after that publish.
+struct CrossCtaState {
+  struct Shadow {
+    uint64_t *words = nullptr;  ///< (writer CTA + 1) << 32 | writer's fence count
+    uint32_t *lines = nullptr;  ///< PTX line of the write (for the report)
+    size_t count = 0;
+  };
+  std::vector<Shadow> shadows; ///< parallel to Launch::allocations
+  struct Publish {
+    uint32_t fences = 0; ///< writes made before this many fences are published
+    uint64_t clock = 0;
+  };
+  std::atomic<uint64_t> clock{1};
+  std::mutex mutex; ///< guards publishes
+  std::unordered_map<uint64_t, std::vector<Publish>> publishes; ///< by CTA linear index
+
+  CrossCtaState() = default;
+  CrossCtaState(const CrossCtaState &) = delete;
+  CrossCtaState &operator=(const CrossCtaState &) = delete;
+  ~CrossCtaState();
 };
 
 /// Everything a launch shares across its CTAs (read-only during the launch
@@ -64,6 +102,9 @@ struct Launch {
   CheckOptions checks;
   std::chrono::steady_clock::time_point deadline;
   bool hasDeadline = false;
+  uint64_t launchIndex = 0; ///< this process's launch counter (1-based), set by runLaunch
+  uint64_t salt = 0;        ///< mixBits of the launch index and CheckOptions::memorySeed
+  CrossCtaState *crossCta = nullptr; ///< set by runLaunch when the cross-CTA racecheck runs
 
   std::atomic<bool> aborted{false};
   std::atomic<uint64_t> steps{0};              ///< warp-instructions executed
@@ -81,6 +122,7 @@ struct SharedShadow {
   uint16_t writerWarp = 0, readerWarp = 0; ///< readerWarp 0xffff: several warps read
   uint16_t writerLane = 0, readerLane = 0;
   uint32_t writeLine = 0, readLine = 0;
+  uint32_t initEpoch = 0; ///< initcheck: the firstEpoch of the last CTA that wrote the byte
 };
 
 struct Cta;
@@ -120,6 +162,13 @@ struct Warp {
   /// racecheck hazard kind for shared memory; `atomic` exempts it.
   uint8_t *access(const Inst &inst, unsigned lane, Space space, uint64_t address, uint32_t bytes, bool write,
                   bool atomic = false);
+  /// Cross-CTA racecheck of a global access that passed memcheck (offset
+  /// into allocation number `allocation`); false after a fatal finding.
+  bool crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, uint64_t offset, uint32_t bytes, bool write,
+                      bool atomic);
+  /// Cross-CTA racecheck after a strong load or an atomic: this CTA has
+  /// acquired every publish made so far.
+  void acquire();
   /// Reports a fatal finding at `inst` for `lane` ("<check>: <what> at line N
   /// (<text>) by thread (x,y,z) of block (x,y,z)").
   void fault(const Inst &inst, unsigned lane, const char *check, const std::string &what);
@@ -131,6 +180,13 @@ struct Warp {
 struct Cta {
   Launch *launch = nullptr;
   uint32_t ctaid[3] = {0, 0, 0};
+  uint64_t linear = 0;                          ///< linear index in the grid
+  uint32_t firstEpoch = 0;                      ///< epoch when the CTA started (initcheck of shared memory)
+  // Cross-CTA racecheck (CrossCtaState): gpu-scope fences so far, the fence
+  // count the last publish covered, and the launch clock at the last acquire.
+  uint32_t fences = 0;
+  uint32_t publishedFences = 0;
+  uint64_t acquiredClock = 0;
   std::vector<uint8_t> *shared = nullptr;       ///< static + dynamic shared bytes
   std::vector<SharedShadow> *shadow = nullptr;  ///< racecheck, one per shared byte
   uint32_t epoch = 0;                           ///< racecheck barrier interval (unique across CTAs of a thread)

@@ -91,6 +91,14 @@ enum InstFlag : uint16_t {
   kBarArrive = 1 << 15, ///< bar.arrive (does not wait)
 };
 
+/// Bit flags of Inst::memorySync: how a memory instruction orders memory
+/// between CTAs (for the cross-CTA racecheck).
+enum MemorySync : uint8_t {
+  kSyncStrong = 1 << 0,  ///< atom/red, or ld/st .volatile/.relaxed/.acquire/.release/.mmio
+  kSyncRelease = 1 << 1, ///< .release or .acq_rel at gpu/sys scope: a fence comes with it
+  kSyncFence = 1 << 2,   ///< membar.gl/.sys, fence.sc/.acq_rel at gpu/sys scope
+};
+
 constexpr unsigned kMaxOperands = 16;
 
 struct Inst {
@@ -102,6 +110,7 @@ struct Inst {
   uint8_t sub = 0;   ///< family-specific sub-operation (compare op, shfl mode, atomic op...)
   uint8_t sub2 = 0;  ///< family-specific (setp's boolean combine op, vector width, ...)
   uint16_t flags = 0;
+  uint8_t memorySync = 0;       ///< MemorySync bits
   Space space = Space::Generic; ///< memory instructions
   uint8_t ndst = 0, nsrc = 0;   ///< ops[0..ndst) are destinations, then nsrc sources
   uint8_t accessBytes = 0;      ///< bytes per element of a memory access

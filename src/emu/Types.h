@@ -56,4 +56,14 @@ inline uint64_t extendBits(DType type, uint64_t bits) {
   return bits;
 }
 
+/// splitmix64's finalizer: every input bit spreads over all 64 output bits.
+/// The emulator's deterministic "randomness" (.approx errors, the garbage in
+/// uninitialized memory) comes from it.
+inline uint64_t mixBits(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 } // namespace ptxforge::emu
