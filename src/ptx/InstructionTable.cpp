@@ -526,6 +526,8 @@ uint32_t minPtxForTarget(std::string_view target) {
 }
 
 size_t editDistance(std::string_view a, std::string_view b) {
+  constexpr size_t kMaxLength = 64;
+  if (a.size() > kMaxLength || b.size() > kMaxLength) return std::max(a.size(), b.size());
   // Optimal string alignment: a transposition (`f23` → `f32`) costs one edit.
   auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));

@@ -103,7 +103,10 @@ bool entryAllowsModifier(const OpcodeEntry &entry, std::string_view modifier);
 /// and the gates of the modifiers it uses (only non-trivial ones).
 std::vector<Requirement> instructionRequirements(const OpcodeMatch &match, const std::vector<std::string> &modifiers);
 
-/// Levenshtein distance (for suggestions).
+/// Levenshtein distance (for suggestions). Strings over 64 bytes are never a
+/// near miss of a PTX name: for them it returns the longer length without
+/// the quadratic table (a 20,000-character token would cost 10^8 steps per
+/// candidate).
 size_t editDistance(std::string_view a, std::string_view b);
 
 /// All entries (for tests and docs).

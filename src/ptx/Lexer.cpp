@@ -98,6 +98,10 @@ private:
       ++pos_;
       return TokenKind::Error;
     }
+    if (c == '%' && !isIdentChar(peek(1))) {
+      ++pos_; // a lone `%` (as in `%%r1`): the parser explains it
+      return TokenKind::Error;
+    }
     if (isIdentStart(c)) {
       ++pos_;
       while (pos_ < src_.size() && isIdentChar(src_[pos_])) ++pos_;

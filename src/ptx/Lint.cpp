@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -352,6 +351,10 @@ public:
       : module_(module), options_(options), syntaxLines_(std::move(syntaxLines)) {}
 
   std::vector<Diagnostic> run() {
+    std::sort(syntaxLines_.begin(), syntaxLines_.end());
+    // A syntax error outside every function (a broken global) would make its
+    // symbol look undeclared everywhere.
+    suppressSymbols_ = syntaxOutsideFunctions();
     checkDirectives();
     collectModuleNames();
     for (const TopLevel &item : module_.items)
@@ -384,6 +387,9 @@ private:
     };
     std::unordered_map<std::string, RawParam> rawParam;
     std::unordered_set<std::string> reportedParams;
+    /// Register ranges declared anywhere in the body, by prefix (see existingRange).
+    bool rangesIndexed = false;
+    std::unordered_map<std::string, const VariableDecl *> bodyRanges;
   };
 
   void report(std::string code, Severity severity, SourceLoc loc, std::string message, std::string hint) {
@@ -423,7 +429,7 @@ private:
         if (module_.addressSize == 0) hint += " / .address_size 64";
         std::string what = missing.size() == 2 ? missing[0] + " and " + missing[1] + " directives"
                                                : missing[0] + " directive";
-        error("missing-directive", SourceLoc{}, "module has no " + what,
+        error("missing-directive", moduleStart(), "module has no " + what,
               "start the module with: " + hint);
       }
     }
@@ -447,6 +453,25 @@ private:
               "use `.version " + gatePtxName(gate) + "` or later");
       }
     }
+  }
+
+  /// Where a whole-module finding points: the module's first directive or
+  /// item (where `.version` belongs), or 1:1 for an empty module.
+  SourceLoc moduleStart() const {
+    SourceLoc first{UINT32_MAX, UINT32_MAX};
+    auto consider = [&](SourceLoc loc) {
+      if (loc.line && (loc.line < first.line || (loc.line == first.line && loc.column < first.column))) first = loc;
+    };
+    if (module_.version) consider(module_.versionLoc);
+    if (module_.hasTarget) consider(module_.targetLoc);
+    if (module_.addressSize) consider(module_.addressSizeLoc);
+    if (!module_.items.empty()) {
+      const TopLevel &item = module_.items.front();
+      consider(item.kind == TopLevel::Kind::Function   ? item.function.loc
+               : item.kind == TopLevel::Kind::Variable ? item.variable.loc
+                                                       : item.directive.loc);
+    }
+    return first.line == UINT32_MAX ? SourceLoc{1, 1} : first;
   }
 
   void collectModuleNames() {
@@ -503,11 +528,9 @@ private:
     state.function = &function;
     uint32_t first = function.loc.line;
     uint32_t last = function.closeLoc.line ? function.closeLoc.line : UINT32_MAX;
-    for (uint32_t line : syntaxLines_)
-      if (line >= first && line <= last) state.suppressNames = true;
-    // A syntax error outside every function (a broken global) would make its
-    // symbol look undeclared everywhere.
-    suppressSymbols_ = suppressSymbols_ || syntaxOutsideFunctions();
+    // syntaxLines_ is sorted (see run): one binary search per function.
+    auto firstInside = std::lower_bound(syntaxLines_.begin(), syntaxLines_.end(), first);
+    if (firstInside != syntaxLines_.end() && *firstInside <= last) state.suppressNames = true;
 
     std::vector<const Label *> labels;
     std::vector<const Directive *> directives;
@@ -534,15 +557,20 @@ private:
     reportMissingRegisters(state);
   }
 
+  /// True when a syntax error lies outside every function. Function spans are
+  /// sorted once and each line found by binary search (this ran once per
+  /// function over every line and every function before: cubic).
   bool syntaxOutsideFunctions() const {
+    std::vector<std::pair<uint32_t, uint32_t>> spans; // (first line, last line), by first line
+    for (const TopLevel &item : module_.items)
+      if (item.kind == TopLevel::Kind::Function)
+        spans.emplace_back(item.function.loc.line, item.function.closeLoc.line ? item.function.closeLoc.line : UINT32_MAX);
+    std::sort(spans.begin(), spans.end());
+    std::vector<uint32_t> reach(spans.size()); // the furthest last line among spans[0..i]
+    for (size_t i = 0; i < spans.size(); ++i) reach[i] = std::max(spans[i].second, i ? reach[i - 1] : 0u);
     for (uint32_t line : syntaxLines_) {
-      bool inside = false;
-      for (const TopLevel &item : module_.items) {
-        if (item.kind != TopLevel::Kind::Function) continue;
-        uint32_t last = item.function.closeLoc.line ? item.function.closeLoc.line : UINT32_MAX;
-        if (line >= item.function.loc.line && line <= last) inside = true;
-      }
-      if (!inside) return true;
+      auto after = std::upper_bound(spans.begin(), spans.end(), std::make_pair(line, UINT32_MAX));
+      if (after == spans.begin() || reach[static_cast<size_t>(after - spans.begin()) - 1] < line) return true;
     }
     return false;
   }
@@ -643,9 +671,22 @@ private:
     return typeInfo(v->type);
   }
 
+  /// "Did you mean" searches compare a name with every candidate; a module
+  /// with 300,000 undefined names and as many labels would make that
+  /// quadratic. Past a budget of comparisons per module, hints stay generic.
+  static constexpr size_t kSuggestionBudget = 2'000'000;
+  static constexpr size_t kOpcodeSearchCost = 1000; ///< about the instruction table's size
+  bool spendSuggestionBudget(size_t comparisons) const {
+    if (comparisons > suggestionBudget_) return false;
+    suggestionBudget_ -= comparisons;
+    return true;
+  }
+
   std::string labelHint(const std::string &label, const FunctionState &state) const {
     std::string best;
     size_t bestDistance = SIZE_MAX;
+    if (!spendSuggestionBudget(state.labels.size()))
+      return "define the label `" + label + ":` before or after the branch in this function";
     for (const std::string &l : state.labels) {
       size_t d = editDistance(label, l);
       if (d < bestDistance || (d == bestDistance && l < best)) {
@@ -690,6 +731,7 @@ private:
         if (v->space != StateSpace::Reg) candidates.push_back(n);
     for (const auto &[n, v] : moduleVariables_) candidates.push_back(n);
     for (const std::string &f : functions_) candidates.push_back(f);
+    if (!spendSuggestionBudget(candidates.size())) candidates.clear();
     std::string best;
     size_t bestDistance = SIZE_MAX;
     for (const std::string &c : candidates) {
@@ -731,19 +773,25 @@ private:
     }
   }
 
-  const VariableDecl *existingRange(const std::string &prefix, const FunctionState &state) const {
-    // The function's top-level body scope is gone by now; look through the body.
-    std::function<const VariableDecl *(const std::vector<Statement> &)> find =
-        [&](const std::vector<Statement> &body) -> const VariableDecl * {
-      for (const Statement &s : body) {
-        if (s.kind == Statement::Kind::Variable && s.variable.rangeCount && s.variable.name == prefix)
-          return &s.variable;
-        if (s.kind == Statement::Kind::Block)
-          if (const VariableDecl *v = find(s.block.statements)) return v;
-      }
-      return nullptr;
-    };
-    return find(state.function->body);
+  /// The first `prefix<N>` declaration anywhere in the function body. The
+  /// body's scopes are gone by now, so the ranges are indexed once per
+  /// function: walking the body for every missing register made a function
+  /// with N undeclared registers cost O(N²).
+  const VariableDecl *existingRange(const std::string &prefix, FunctionState &state) const {
+    if (!state.rangesIndexed) {
+      state.rangesIndexed = true;
+      indexRanges(state.function->body, state.bodyRanges);
+    }
+    auto it = state.bodyRanges.find(prefix);
+    return it == state.bodyRanges.end() ? nullptr : it->second;
+  }
+
+  static void indexRanges(const std::vector<Statement> &body,
+                          std::unordered_map<std::string, const VariableDecl *> &ranges) {
+    for (const Statement &s : body) {
+      if (s.kind == Statement::Kind::Variable && s.variable.rangeCount) ranges.emplace(s.variable.name, &s.variable);
+      if (s.kind == Statement::Kind::Block) indexRanges(s.block.statements, ranges);
+    }
   }
 
   // --- instructions -------------------------------------------------------
@@ -755,7 +803,8 @@ private:
     bool typesOk = false;
     std::vector<Expect> expects(in.operands.size());
     if (!match) {
-      std::vector<std::string> near = nearestOpcodes(in.opcode, in.modifiers);
+      std::vector<std::string> near;
+      if (spendSuggestionBudget(kOpcodeSearchCost)) near = nearestOpcodes(in.opcode, in.modifiers);
       std::string shown = isKnownBaseOpcode(in.opcode) && !in.modifiers.empty() ? in.opcode + "." + in.modifiers[0]
                                                                                  : in.opcode;
       std::string hint;
@@ -1146,6 +1195,7 @@ private:
   std::unordered_map<std::string, const VariableDecl *> moduleVariables_;
   std::unordered_set<std::string> functions_;
   std::unordered_set<std::string> reportedFeatures_;
+  mutable size_t suggestionBudget_ = kSuggestionBudget;
 };
 
 } // namespace
@@ -1153,11 +1203,12 @@ private:
 std::vector<Diagnostic> lint(const Module &module, const LintOptions &options) {
   std::vector<Diagnostic> diagnostics = Linter(module, options, {}).run();
   sortByLocation(diagnostics);
+  applyDiagnosticLimits(diagnostics, options.limits);
   return diagnostics;
 }
 
 std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &options) {
-  ParseResult parsed = parse(source);
+  ParseResult parsed = parse(source, DiagnosticLimits::unlimited());
   std::vector<uint32_t> syntaxLines;
   for (const Diagnostic &d : parsed.diagnostics) syntaxLines.push_back(d.line ? d.line : UINT32_MAX);
   std::vector<Diagnostic> diagnostics = std::move(parsed.diagnostics);
@@ -1165,6 +1216,7 @@ std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &o
   diagnostics.insert(diagnostics.end(), std::make_move_iterator(lintDiagnostics.begin()),
                      std::make_move_iterator(lintDiagnostics.end()));
   sortByLocation(diagnostics);
+  applyDiagnosticLimits(diagnostics, options.limits);
   return diagnostics;
 }
 

@@ -14,6 +14,8 @@ namespace ptxforge::ptx {
 struct LintOptions {
   /// Report the `generic-address` warning.
   bool warnGenericAddress = true;
+  /// How many diagnostics the result may hold (docs/limits.md).
+  DiagnosticLimits limits = DiagnosticLimits::fromEnvironment();
 };
 
 /// Semantic checks on a module that parsed (possibly with syntax errors; the
@@ -22,7 +24,7 @@ struct LintOptions {
 std::vector<Diagnostic> lint(const Module &module, const LintOptions &options = {});
 
 /// Parse + lint in one call: syntax diagnostics and lint diagnostics, sorted
-/// by location.
+/// by location, then shortened by `options.limits` as one list.
 std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &options = {});
 
 } // namespace ptxforge::ptx

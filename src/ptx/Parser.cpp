@@ -24,6 +24,19 @@ namespace {
 /// never leaves this file.
 struct SyntaxError {};
 
+/// Counts one level of `{` or `(` nesting for as long as it lives (including
+/// while a SyntaxError unwinds through it).
+class NestingLevel {
+public:
+  explicit NestingLevel(uint32_t &depth) : depth_(depth) { ++depth_; }
+  ~NestingLevel() { --depth_; }
+  NestingLevel(const NestingLevel &) = delete;
+  NestingLevel &operator=(const NestingLevel &) = delete;
+
+private:
+  uint32_t &depth_;
+};
+
 /// Vector components (`.x` … `.w`, `.r` … `.a`) and the byte / half-word
 /// selectors of video instructions (`.b0` … `.b3`, `.h0`, `.h1`).
 bool isComponentName(std::string_view text) {
@@ -135,7 +148,7 @@ private:
 
   // ---- diagnostics --------------------------------------------------------
 
-  void report(const Token &at, std::string message, std::string hint = {}) {
+  void report(const Token &at, std::string message, std::string hint = {}, const char *code = "syntax") {
     if (at.kind == TokenKind::End) {
       reportTruncated(std::move(message));
       return;
@@ -148,12 +161,20 @@ private:
     if (at.line == lastErrorLine_) return;
     lastErrorLine_ = at.line;
     result_->diagnostics.push_back(
-        Diagnostic{"syntax", Severity::Error, at.line, at.column, std::move(message), std::move(hint)});
+        Diagnostic{code, Severity::Error, at.line, at.column, std::move(message), std::move(hint)});
   }
 
   [[noreturn]] void fail(const Token &at, std::string message, std::string hint = {}) {
     report(at, std::move(message), std::move(hint));
     throw SyntaxError{};
+  }
+
+  void reportTooDeep(const Token &at) {
+    report(at,
+           "'" + std::string(at.text) + "' nests deeper than " + std::to_string(kMaxNestingDepth) +
+               " levels of blocks and operand lists, the limit of the PTX front end",
+           "PTX nests blocks and operand lists a few levels deep at most; remove the extra levels",
+           "nesting-too-deep");
   }
 
   void reportTruncated(std::string context) {
@@ -177,18 +198,34 @@ private:
     for (size_t i = 0; i < tokens_.size(); ++i) {
       const Token &t = tokens_[i];
       if (t.kind != TokenKind::Error) continue;
-      std::string message;
+      std::string message, hint;
       if (t.text.substr(0, 2) == "/*")
         message = "unterminated block comment";
       else if (!t.text.empty() && t.text[0] == '"')
         message = "unterminated string literal";
       else if (!t.text.empty() && (std::isdigit(static_cast<unsigned char>(t.text[0]))))
         message = "malformed number '" + std::string(t.text) + "'";
+      else if (t.text == "%")
+        message = strayPercentMessage(i, hint);
       else
         message = "unexpected character '" + std::string(t.text) + "'";
-      result_->diagnostics.push_back(Diagnostic{"syntax", Severity::Error, t.line, t.column, message, {}});
+      result_->diagnostics.push_back(Diagnostic{"syntax", Severity::Error, t.line, t.column, message, hint});
       lexErrorsReported_.insert(i);
     }
+  }
+
+  /// A `%` that no name follows: most often a doubled sigil (`%%r34`, as C
+  /// format strings and inline asm write it).
+  std::string strayPercentMessage(size_t index, std::string &hint) const {
+    const Token &percent = tokens_[index];
+    const Token &after = tokens_[index + 1]; // the last token is End, never an Error
+    bool glued = after.line == percent.line && after.column == percent.column + 1;
+    if (glued && after.kind == TokenKind::Identifier && after.text[0] == '%') {
+      hint = "write `" + std::string(after.text) + "`";
+      return "stray '%' before '" + std::string(after.text) + "': a register name has a single '%'";
+    }
+    hint = "a register name follows its '%' directly, as in %r1";
+    return "stray '%' with no register name after it";
   }
 
   // ---- recovery -----------------------------------------------------------
@@ -671,6 +708,8 @@ private:
       return;
     }
     if (t.isPunct('{')) {
+      if (depth_ >= kMaxNestingDepth) return skipTooDeepBlock();
+      NestingLevel level(depth_);
       Statement statement;
       statement.kind = Statement::Kind::Block;
       statement.block.loc = locOf(t);
@@ -722,6 +761,19 @@ private:
     statement.kind = Statement::Kind::Instruction;
     parseInstruction(statement.instruction);
     statements.push_back(std::move(statement));
+  }
+
+  /// At a `{` one level past kMaxNestingDepth: reports it and skips to its
+  /// matching `}` without recursing (the skipped block is not in the tree).
+  void skipTooDeepBlock() {
+    reportTooDeep(peek());
+    size_t open = 0;
+    while (!atEnd()) {
+      const Token &t = next();
+      if (t.isPunct('{')) ++open;
+      if (t.isPunct('}') && --open == 0) return;
+    }
+    reportTruncated("");
   }
 
   /// True at a token that can only begin a new module-level item.
@@ -860,6 +912,11 @@ private:
   }
 
   Operand parseBracedList(char open, char close, Operand::Kind kind) {
+    if (depth_ >= kMaxNestingDepth) {
+      reportTooDeep(peek());
+      throw SyntaxError{};
+    }
+    NestingLevel level(depth_);
     const Token &start = next();
     Operand operand;
     operand.kind = kind;
@@ -921,12 +978,18 @@ private:
   std::set<size_t> lexErrorsReported_;
   uint32_t lastErrorLine_ = 0;
   bool truncatedReported_ = false;
+  /// Current `{`/`(` nesting (blocks and operand lists), at most kMaxNestingDepth.
+  uint32_t depth_ = 0;
   std::string openFunction_;
   uint32_t openFunctionLine_ = 0;
 };
 
 } // namespace
 
-ParseResult parse(std::string_view source) { return Parser(source).run(); }
+ParseResult parse(std::string_view source, const DiagnosticLimits &limits) {
+  ParseResult result = Parser(source).run();
+  applyDiagnosticLimits(result.diagnostics, limits);
+  return result;
+}
 
 } // namespace ptxforge::ptx

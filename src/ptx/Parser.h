@@ -6,19 +6,36 @@
 #include "ptx/Ast.h"
 #include "ptx/Diagnostic.h"
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
 namespace ptxforge::ptx {
 
+/// How deeply `{ … }` blocks and `(…)` / `{…}` operand lists may nest, counted
+/// together. The parser and every walk over the tree (lint, printer, AST
+/// equality) recurse once per level, so this bounds their stack use; nvcc's
+/// PTX nests three levels at most. Deeper input gets a `nesting-too-deep`
+/// error at the first `{` or `(` past the limit, and that construct is
+/// skipped. Fixed at build time (docs/limits.md): raising it trades stack
+/// safety for nothing real PTX needs; `-DPTXFORGE_PTX_MAX_NESTING=N` exists
+/// only to check that the fuzzer still finds the overflow without it.
+#ifdef PTXFORGE_PTX_MAX_NESTING
+inline constexpr uint32_t kMaxNestingDepth = PTXFORGE_PTX_MAX_NESTING;
+#else
+inline constexpr uint32_t kMaxNestingDepth = 256;
+#endif
+
 struct ParseResult {
   Module module;
-  /// Syntax diagnostics (code `syntax`), in source order. The module holds
-  /// everything that could be parsed around them.
+  /// Syntax diagnostics (code `syntax`, or `nesting-too-deep`), in source
+  /// order, shortened by the DiagnosticLimits passed to parse. The module
+  /// holds everything that could be parsed around them.
   std::vector<Diagnostic> diagnostics;
 };
 
-/// Parses a PTX module. Never throws on bad input; never crashes on truncated input.
-ParseResult parse(std::string_view source);
+/// Parses a PTX module. Never throws on bad input; never crashes on truncated
+/// or hostile input (see kMaxNestingDepth).
+ParseResult parse(std::string_view source, const DiagnosticLimits &limits = DiagnosticLimits::fromEnvironment());
 
 } // namespace ptxforge::ptx
