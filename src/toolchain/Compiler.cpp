@@ -156,10 +156,12 @@ ptx::Diagnostic crashDiagnostic(BackendKind backend, const std::string &how, con
                          "initializers) and write them the ordinary way");
 }
 
+/// `bytes` = the output's size when known, 0 when the writer was stopped at the limit.
 ptx::Diagnostic outputLimitDiagnostic(uint64_t bytes, const CompileLimits &limits) {
+  const std::string size = bytes != 0 ? "(" + std::to_string(bytes) + " bytes)" : "(stopped by SIGXFSZ while writing)";
   return limitDiagnostic(kCodeCompileOutputLimit,
-                         "the compiled output (" + std::to_string(bytes) + " bytes) exceeds the " +
-                             std::to_string(limits.maxOutputMb) + " MiB output limit",
+                         "the compiled output " + size + " exceeds the " + std::to_string(limits.maxOutputMb) +
+                             " MiB output limit",
                          "shrink large initialized .global/.const arrays; " +
                              raiseHint("maxOutputMb", "PTXFORGE_COMPILE_MAX_OUTPUT_MB"));
 }
@@ -212,7 +214,7 @@ Result<CompileResult> interpretRaw(std::string_view ptx, const CompileOptions &o
     return result;
   }
   if (raw.toolSignal == SIGXFSZ) {
-    result.diagnostics.insert(result.diagnostics.begin(), outputLimitDiagnostic(limits.maxOutputMb << 20, limits));
+    result.diagnostics.insert(result.diagnostics.begin(), outputLimitDiagnostic(0, limits));
     return result;
   }
   if (raw.toolSignal != 0) {
@@ -261,7 +263,7 @@ Result<CompileResult> compileIsolated(std::string_view ptx, const CompileOptions
     return failedWith(limitDiagnostic(
         kCodeCompileTimeout,
         std::string(toolName(backend.backend)) + " did not finish compiling this module within the " +
-            std::to_string(limits.timeoutMs) + " ms limit; " + outcome->how + " by the deadline",
+            std::to_string(limits.timeoutMs) + " ms limit and was stopped (" + outcome->how + ")",
         "make the module cheaper to compile (fewer unrolled instructions, smaller initializers); " +
             raiseHint("timeoutMs", "PTXFORGE_COMPILE_TIMEOUT_MS")));
   case WorkerOutcome::Kind::OutputLimit:
