@@ -113,6 +113,11 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string &p
   posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDERR_FILENO);
   posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // A long-lived worker must not hold descriptors the caller opened without
+  // close-on-exec (another tool's pipe would then never see EOF).
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+#endif
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   // A group of its own: the deadline kills the worker and any ptxas it runs.
@@ -324,8 +329,8 @@ WorkerPool &pool() {
   return *instance;
 }
 
-Result<std::unique_ptr<WorkerProcess>> acquire(const std::string &path) {
-  {
+Result<std::unique_ptr<WorkerProcess>> acquire(const std::string &path, bool fresh) {
+  if (!fresh) {
     std::lock_guard<std::mutex> lock(pool().mutex);
     auto &idle = pool().idle;
     for (auto it = idle.rbegin(); it != idle.rend(); ++it) {
@@ -385,10 +390,11 @@ Result<WorkerOutcome> compileInWorker(const protocol::Request &request, const st
                          : "compile worker '" + workerPath + "' (CompileOptions::workerPath) is not executable");
   const std::vector<uint8_t> payload = protocol::encode(request);
   bool retried = false;
-  // Attempts: a stale idle worker or a crash in a used worker earns one rerun
+  bool needFresh = false;
+  // Attempts: a stale idle worker or a crash in a used worker earns a rerun
   // in a fresh worker; a crash in a fresh worker is this module's doing.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    Result<std::unique_ptr<WorkerProcess>> acquired = acquire(path);
+    Result<std::unique_ptr<WorkerProcess>> acquired = acquire(path, needFresh);
     if (!acquired)
       return acquired.error();
     std::unique_ptr<WorkerProcess> worker = std::move(*acquired);
@@ -406,6 +412,7 @@ Result<WorkerOutcome> compileInWorker(const protocol::Request &request, const st
                                                 outcome.how + (outcome.stderrTail.empty() ? "" : "; it printed: " + outcome.stderrTail));
     if (!fresh && attempt < 2 && (status == WorkerProcess::Status::Stale || died)) {
       retried = retried || status != WorkerProcess::Status::Stale;
+      needFresh = true;
       continue;
     }
     outcome.retried = retried;
