@@ -4,6 +4,7 @@
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"
 #include "ptx/Printer.h"
+#include "support/InputReader.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
 #include "toolchain/SassStats.h"
@@ -38,26 +39,24 @@ struct Input {
   std::string text;
 };
 
+/// Reads a PTX file or standard input under the input size limit
+/// (PTXFORGE_MAX_INPUT_BYTES, docs/limits.md): `lint /dev/zero` stops there,
+/// and a directory or a read error is an error naming the path, not empty input.
 std::optional<Input> readInput(const std::string &path) {
+  Result<size_t> limit = maxInputBytesFromEnvironment();
+  if (!limit) {
+    fmt::print(stderr, "ptxforge: error: {}\n", limit.error().message);
+    return std::nullopt;
+  }
   Input input;
-  if (path == "-") {
-    input.name = "<stdin>";
-    input.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    return input;
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    fmt::print(stderr, "ptxforge: error: cannot open '{}'\n", path);
+  input.name = path == "-" ? "<stdin>" : path;
+  Result<std::string> text =
+      path == "-" ? readStreamBounded(stdin, input.name, *limit) : readFileBounded(path, *limit);
+  if (!text) {
+    fmt::print(stderr, "ptxforge: error: {}\n", text.error().message);
     return std::nullopt;
   }
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  if (file.bad()) {
-    fmt::print(stderr, "ptxforge: error: cannot read '{}'\n", path);
-    return std::nullopt;
-  }
-  input.name = path;
-  input.text = buffer.str();
+  input.text = std::move(*text);
   return input;
 }
 
