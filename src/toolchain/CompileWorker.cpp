@@ -69,8 +69,8 @@ public:
   int lastExitStatus() const { return lastStatus_; }
 
 private:
-  WorkerProcess(std::string path, pid_t pid, int socket, int errorPipe)
-      : path_(std::move(path)), pid_(pid), socket_(socket), errorPipe_(errorPipe) {}
+  WorkerProcess(std::string path, pid_t pid, int socket, int errorPipe, std::string scratch)
+      : path_(std::move(path)), pid_(pid), socket_(socket), errorPipe_(errorPipe), scratch_(std::move(scratch)) {}
   /// Reads whatever stderr holds now (non-blocking), keeping the tail.
   void drainStderr();
   /// Kills the whole process group (ptxas children included), reaps the
@@ -81,6 +81,9 @@ private:
   pid_t pid_ = -1;
   int socket_ = -1;
   int errorPipe_ = -1;
+  /// The worker's TMPDIR (ptxas temp files): removed with the worker, so
+  /// that a killed ptxas leaves nothing behind.
+  std::string scratch_;
   uint64_t served_ = 0;
   int lastStatus_ = 0;
   std::string stderrTail_;
@@ -133,7 +136,13 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string &p
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
+  const char *tmp = std::getenv("TMPDIR");
+  std::string scratch = std::string(tmp && *tmp ? tmp : "/tmp") + "/ptxforge-compile-XXXXXX";
+  if (!::mkdtemp(scratch.data()))
+    scratch.clear(); // the worker then uses the ordinary TMPDIR
   std::vector<std::string> arguments = {path, "--fd=3"};
+  if (!scratch.empty())
+    arguments.push_back("--tmpdir=" + scratch);
   std::vector<char *> argv;
   for (std::string &argument : arguments)
     argv.push_back(argument.data());
@@ -147,10 +156,12 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string &p
   if (spawnError != 0) {
     ::close(sockets[0]);
     ::close(pipeEnds[0]);
+    if (!scratch.empty())
+      ::rmdir(scratch.c_str());
     return makeError(ErrorKind::Internal, "posix_spawn(" + path + "): " + std::strerror(spawnError));
   }
   ++gStarted;
-  return std::unique_ptr<WorkerProcess>(new WorkerProcess(path, child, sockets[0], pipeEnds[0]));
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(path, child, sockets[0], pipeEnds[0], std::move(scratch)));
 }
 
 void WorkerProcess::drainStderr() {
@@ -210,6 +221,11 @@ std::string WorkerProcess::killAndReap() {
     }
     ::close(errorPipe_);
     errorPipe_ = -1;
+  }
+  if (!scratch_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_, ignored);
+    scratch_.clear();
   }
   return how;
 }
@@ -324,8 +340,15 @@ struct WorkerPool {
   std::vector<std::unique_ptr<WorkerProcess>> idle;
 };
 
+void stopIdleAtExit() { stopIdleCompileWorkers(); }
+
 WorkerPool &pool() {
-  static WorkerPool *instance = new WorkerPool;
+  static WorkerPool *instance = [] {
+    // Idle workers would outlive us anyway (EOF ends them); stopping them at
+    // exit also removes their scratch folders.
+    std::atexit(stopIdleAtExit);
+    return new WorkerPool;
+  }();
   return *instance;
 }
 

@@ -90,6 +90,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--fd=", 5) == 0)
       socket = std::atoi(argv[i] + 5);
+    else if (std::strncmp(argv[i], "--tmpdir=", 9) == 0)
+      ::setenv("TMPDIR", argv[i] + 9, 1); // the parent's scratch folder, removed when this worker ends
   if (socket < 0) {
     std::fprintf(stderr, "usage: ptxforge_compile_worker --fd=N (started by ptxforge's compilePtx, not by hand)\n");
     return 2;
