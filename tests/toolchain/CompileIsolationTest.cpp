@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -360,4 +361,24 @@ TEST(CompilerIsolation, ConcurrentCallersEachGetAWorker) {
     thread.join();
   for (int count : compiled)
     EXPECT_EQ(count, 5);
+}
+
+TEST(CompilerIsolation, KilledPtxasLeavesNoTempFiles) {
+  if (!findPtxas())
+    GTEST_SKIP() << "ptxas not found (set PTXFORGE_PTXAS)";
+  std::string folder = ::testing::TempDir() + "ptxforge-isolation-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder.data()), nullptr);
+  {
+    ScopedEnvironment tmp("TMPDIR", folder.c_str());
+    stopIdleCompileWorkers(); // the next worker starts under this TMPDIR
+    CompileOptions hurried;
+    hurried.backend = CompileOptions::Backend::Ptxas;
+    hurried.timeoutMs = 100;
+    Result<CompileResult> result = compilePtx(slowToCompile(), hurried);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(firstCode(*result), kCodeCompileTimeout);
+    stopIdleCompileWorkers();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(folder)) << folder;
+  std::filesystem::remove_all(folder);
 }
