@@ -1,5 +1,6 @@
-// Compiler: the compile gate. PTX text -> cubin via nvJitLink in-process (or
-// the ptxas executable as a fallback), with the logs turned into data.
+// Compiler: the compile gate. PTX text -> cubin via nvJitLink (or the ptxas
+// executable), run in ptxforge_compile_worker under time, memory and output
+// limits by default, with the logs, crashes and limits turned into data.
 #pragma once
 
 #include "ptx/Diagnostic.h"
