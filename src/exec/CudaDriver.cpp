@@ -50,6 +50,8 @@ Result<std::shared_ptr<const CudaDriver>> CudaDriver::load() {
   resolve(driver->memcpyHtoD, "cuMemcpyHtoD_v2");
   resolve(driver->memcpyDtoH, "cuMemcpyDtoH_v2");
   resolve(driver->memsetD8, "cuMemsetD8_v2");
+  resolve(driver->memcpyDtoD, "cuMemcpyDtoD_v2");
+  resolve(driver->moduleGetGlobal, "cuModuleGetGlobal_v2");
   resolve(driver->moduleLoadData, "cuModuleLoadData");
   resolve(driver->moduleUnload, "cuModuleUnload");
   resolve(driver->moduleGetFunction, "cuModuleGetFunction");

@@ -34,6 +34,8 @@ struct CudaDriver {
   decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
   decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
   decltype(&::cuMemsetD8) memsetD8 = nullptr;
+  decltype(&::cuMemcpyDtoD) memcpyDtoD = nullptr;
+  decltype(&::cuModuleGetGlobal) moduleGetGlobal = nullptr;
   decltype(&::cuModuleLoadData) moduleLoadData = nullptr;
   decltype(&::cuModuleUnload) moduleUnload = nullptr;
   decltype(&::cuModuleGetFunction) moduleGetFunction = nullptr;

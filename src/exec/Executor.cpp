@@ -132,6 +132,27 @@ LibraryOperandCounts libraryElementBytes(LibraryOp op) {
   return {4, 4, 4};
 }
 
+Result<void> Executor::copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                                    uint64_t bytes) {
+  std::vector<uint8_t> staging(bytes);
+  if (Result<void> read = copyToHost(staging.data(), src, srcOffset, bytes); !read)
+    return read;
+  return copyToDevice(dst, dstOffset, staging.data(), bytes);
+}
+
+Result<void> Executor::apply(const MemoryOp &op) {
+  if (!op.src)
+    return memset(op.dst, op.dstOffset, op.fill, op.bytes);
+  return copyOnDevice(op.dst, op.dstOffset, op.src, op.srcOffset, op.bytes);
+}
+
+Result<GlobalVariable> Executor::getGlobal(ModuleHandle module, const std::string &name) {
+  (void)module;
+  return makeExecError(ExecErrorKind::Unavailable, "module variable '" + name + "': not available on this executor (" +
+                                                       (properties().backend.empty() ? "unnamed" : properties().backend) +
+                                                       ")");
+}
+
 Result<void> Executor::runLibraryCall(const LibraryCall &call) {
   return makeExecError(ExecErrorKind::Unavailable,
                        std::string("vendor-library calls (") + libraryOpName(call.op) +

@@ -137,13 +137,39 @@ struct LaunchConfig {
   friend bool operator==(const LaunchConfig &, const LaunchConfig &) = default;
 };
 
+/// One device-side memory operation: copy `bytes` from `src` (at
+/// `srcOffset`) to `dst` (at `dstOffset`), or, when `src` is null, fill them
+/// with the byte `fill`. The gate uses these to poison outputs and restore
+/// module state before every launch, outside the timed events.
+struct MemoryOp {
+  BufferHandle dst;
+  uint64_t dstOffset = 0;
+  BufferHandle src; ///< null: a fill with `fill`
+  uint64_t srcOffset = 0;
+  uint64_t bytes = 0;
+  uint8_t fill = 0;
+  friend bool operator==(const MemoryOp &, const MemoryOp &) = default;
+};
+
 /// How timeLaunch repeats a launch.
 struct TimingOptions {
   uint32_t warmupLaunches = 1;
   uint32_t repetitions = 10;
   bool flushL2 = true; ///< flushL2() before every timed repetition
   uint32_t timeoutMs = 0; ///< deadline for the whole timing call (isolated); 0 = default
+  /// Done in order before every launch, warm-ups included, before the L2
+  /// flush and outside the timed event pair, so that every timed launch starts
+  /// from the same memory as a checked one.
+  std::vector<MemoryOp> beforeEachLaunch;
   friend bool operator==(const TimingOptions &, const TimingOptions &) = default;
+};
+
+/// A module-scope variable of a loaded module (a `.global` in the PTX): a
+/// buffer handle the copy calls accept, valid until the module is unloaded.
+struct GlobalVariable {
+  BufferHandle handle;
+  uint64_t bytes = 0;
+  friend bool operator==(const GlobalVariable &, const GlobalVariable &) = default;
 };
 
 // ---------------------------------------------------------------------------
@@ -288,6 +314,12 @@ public:
   virtual Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) = 0;
   virtual Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
   virtual Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) = 0;
+  /// Copies between two device buffers (module variables included). The
+  /// default goes through host memory; the GPU backends copy on the device.
+  virtual Result<void> copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                                    uint64_t bytes);
+  /// Runs one MemoryOp now (copyOnDevice or memset).
+  Result<void> apply(const MemoryOp &op);
   /// Declares that kernels may only touch [offset, offset + bytes) of `buffer`
   /// (the rest is a guard zone). Executors that check accesses (the emulator)
   /// report any other access as out of bounds; the GPU backends ignore it.
@@ -299,6 +331,9 @@ public:
   virtual Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) = 0;
   virtual Result<void> unloadModule(ModuleHandle module) = 0;
   virtual Result<KernelInfo> getKernel(ModuleHandle module, const std::string &name) = 0;
+  /// The module-scope variable `name` of a loaded module, as a buffer the copy
+  /// calls take (not to be freed). Default: Unavailable.
+  virtual Result<GlobalVariable> getGlobal(ModuleHandle module, const std::string &name);
 
   /// Launches and waits for the kernel to finish: a fault of the kernel is this
   /// call's error (Crashed, with the driver's error name).

@@ -73,6 +73,9 @@ public:
   Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) override;
   Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
   Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) override;
+  Result<void> copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                            uint64_t bytes) override;
+  Result<GlobalVariable> getGlobal(ModuleHandle module, const std::string &name) override;
   Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) override;
   Result<void> unloadModule(ModuleHandle module) override;
   Result<KernelInfo> getKernel(ModuleHandle module, const std::string &name) override;
@@ -117,6 +120,8 @@ private:
   CUcontext context_;
   DeviceProperties properties_;
   std::map<CUdeviceptr, uint64_t> allocations_; ///< address -> bytes
+  /// Module variables handed out by getGlobal: address -> (bytes, module id).
+  std::map<CUdeviceptr, std::pair<uint64_t, uint64_t>> globals_;
   std::map<uint64_t, CUmodule> modules_;
   std::map<uint64_t, KernelRecord> kernels_;
   uint64_t nextId_ = 1;
@@ -221,13 +226,17 @@ Result<void> GpuExecutor::free(BufferHandle buffer) {
 }
 
 Result<void> GpuExecutor::checkRange(BufferHandle buffer, uint64_t offset, uint64_t bytes, const char *what) const {
-  auto found = allocations_.find(buffer.value);
-  if (found == allocations_.end())
+  uint64_t size = 0;
+  if (auto found = allocations_.find(buffer.value); found != allocations_.end())
+    size = found->second;
+  else if (auto global = globals_.find(buffer.value); global != globals_.end())
+    size = global->second.first;
+  else
     return makeExecError(ExecErrorKind::InvalidArgument, std::string(what) + ": unknown or stale buffer handle");
-  if (offset > found->second || bytes > found->second - offset)
+  if (offset > size || bytes > size - offset)
     return makeExecError(ExecErrorKind::InvalidArgument,
                          std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                             ") exceeds the buffer's " + std::to_string(found->second) + " bytes");
+                             ") exceeds the buffer's " + std::to_string(size) + " bytes");
   return {};
 }
 
@@ -261,6 +270,34 @@ Result<void> GpuExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint8_t v
   return {};
 }
 
+Result<void> GpuExecutor::copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                                       uint64_t bytes) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(dst, dstOffset, bytes, "copyOnDevice (destination)"); !ok)
+    return ok;
+  if (Result<void> ok = checkRange(src, srcOffset, bytes, "copyOnDevice (source)"); !ok)
+    return ok;
+  if (CUresult result = driver_->memcpyDtoD(dst.value + dstOffset, src.value + srcOffset, bytes);
+      result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::Internal, "cuMemcpyDtoD");
+  return {};
+}
+
+Result<GlobalVariable> GpuExecutor::getGlobal(ModuleHandle module, const std::string &name) {
+  if (Result<void> alive = checkAlive(); !alive)
+    return alive.error();
+  auto found = modules_.find(module.value);
+  if (found == modules_.end())
+    return makeExecError(ExecErrorKind::InvalidArgument, "getGlobal: unknown module handle");
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (CUresult result = driver_->moduleGetGlobal(&address, &bytes, found->second, name.c_str()); result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::InvalidArgument, "cuModuleGetGlobal('" + name + "')");
+  globals_[address] = {bytes, module.value};
+  return GlobalVariable{BufferHandle{address}, bytes};
+}
+
 Result<ModuleHandle> GpuExecutor::loadModule(const std::vector<uint8_t> &image, ModuleFormat format) {
   if (Result<void> alive = checkAlive(); !alive)
     return alive.error();
@@ -290,6 +327,8 @@ Result<void> GpuExecutor::unloadModule(ModuleHandle module) {
     return makeExecError(ExecErrorKind::InvalidArgument, "unloadModule: unknown module handle");
   for (auto it = kernels_.begin(); it != kernels_.end();)
     it = it->second.module == module.value ? kernels_.erase(it) : std::next(it);
+  for (auto it = globals_.begin(); it != globals_.end();)
+    it = it->second.second == module.value ? globals_.erase(it) : std::next(it);
   CUresult result = driver_->moduleUnload(found->second);
   modules_.erase(found);
   if (result != CUDA_SUCCESS && contextLost_.empty())
@@ -422,15 +461,28 @@ Result<void> GpuExecutor::flushL2() {
 Result<std::vector<float>> GpuExecutor::timeRepeated(const TimingOptions &options,
                                                      const std::function<Result<void>()> &enqueue,
                                                      const std::string &what) {
-  for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup)
+  // The memory operations run on the same (legacy default) stream as the
+  // launches, so each completes before the next launch and before the events.
+  auto prepare = [&]() -> Result<void> {
+    for (const MemoryOp &op : options.beforeEachLaunch)
+      if (Result<void> ok = apply(op); !ok)
+        return ok;
+    return {};
+  };
+  for (uint32_t warmup = 0; warmup < options.warmupLaunches; ++warmup) {
+    if (Result<void> ok = prepare(); !ok)
+      return ok.error();
     if (Result<void> ok = enqueue(); !ok)
       return ok.error();
+  }
   if (CUresult result = driver_->ctxSynchronize(); result != CUDA_SUCCESS)
     return fail(result, ExecErrorKind::Internal, "cuCtxSynchronize after the warm-up runs of " + what);
 
   std::vector<float> milliseconds;
   milliseconds.reserve(options.repetitions);
   for (uint32_t repetition = 0; repetition < options.repetitions; ++repetition) {
+    if (Result<void> ok = prepare(); !ok)
+      return ok.error();
     if (options.flushL2)
       if (Result<void> ok = enqueueFlush(); !ok)
         return ok.error();

@@ -366,6 +366,46 @@ Result<void> IsolatedExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint
   return {};
 }
 
+Result<void> IsolatedExecutor::copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                                            uint64_t bytes) {
+  Result<uint64_t> to = remote(buffers_, dst.value, "buffer");
+  if (!to)
+    return to.error();
+  Result<uint64_t> from = remote(buffers_, src.value, "buffer");
+  if (!from)
+    return from.error();
+  Request request;
+  request.op = Op::CopyOnDevice;
+  request.handle = *to;
+  request.offset = dstOffset;
+  request.handle2 = *from;
+  request.offset2 = srcOffset;
+  request.bytes = bytes;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
+Result<GlobalVariable> IsolatedExecutor::getGlobal(ModuleHandle module, const std::string &name) {
+  Result<uint64_t> remoteModule = remote(modules_, module.value, "module");
+  if (!remoteModule)
+    return remoteModule.error();
+  Request request;
+  request.op = Op::GetGlobal;
+  request.handle = *remoteModule;
+  request.name = name;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  // A buffer id like any other, so that the copy calls and MemoryOps accept
+  // it; it is never freed (the module owns the memory).
+  const uint64_t id = nextId_++;
+  buffers_[id] = answer->handle;
+  bufferBytes_[id] = answer->bytes;
+  return GlobalVariable{BufferHandle{id}, answer->bytes};
+}
+
 Result<ModuleHandle> IsolatedExecutor::loadModule(const std::vector<uint8_t> &image, ModuleFormat format) {
   Request request;
   request.op = Op::LoadModule;
@@ -456,6 +496,18 @@ Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, con
   if (!request)
     return request.error();
   request->timing = options;
+  for (MemoryOp &op : request->timing.beforeEachLaunch) {
+    Result<uint64_t> dst = remote(buffers_, op.dst.value, "buffer");
+    if (!dst)
+      return dst.error();
+    op.dst.value = *dst;
+    if (op.src) {
+      Result<uint64_t> src = remote(buffers_, op.src.value, "buffer");
+      if (!src)
+        return src.error();
+      op.src.value = *src;
+    }
+  }
   Result<Response> answer = call(*request, deadline(options.timeoutMs));
   if (!answer)
     return answer.error();

@@ -86,6 +86,9 @@ public:
   Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) override;
   Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
   Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) override;
+  Result<void> copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
+                            uint64_t bytes) override;
+  Result<GlobalVariable> getGlobal(ModuleHandle module, const std::string &name) override;
   Result<ModuleHandle> loadModule(const std::vector<uint8_t> &image, ModuleFormat format) override;
   Result<void> unloadModule(ModuleHandle module) override;
   Result<KernelInfo> getKernel(ModuleHandle module, const std::string &name) override;

@@ -31,6 +31,8 @@ const char *opName(Op op) {
   case Op::TimeLibraryCall: return "time-library-call";
   case Op::SetAccessibleRange: return "set-accessible-range";
   case Op::TakeFindings: return "take-findings";
+  case Op::CopyOnDevice: return "copy-on-device";
+  case Op::GetGlobal: return "get-global";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -177,7 +179,7 @@ LibraryCall getLibraryCall(Reader &reader) {
 }
 
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TakeFindings)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::GetGlobal)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 
@@ -188,6 +190,8 @@ std::vector<uint8_t> encode(const Request &request) {
   writer.put(static_cast<uint8_t>(request.op));
   writer.put(request.handle);
   writer.put(request.offset);
+  writer.put(request.handle2);
+  writer.put(request.offset2);
   writer.put(request.bytes);
   writer.put(request.value);
   writer.put(static_cast<uint8_t>(request.format));
@@ -206,6 +210,15 @@ std::vector<uint8_t> encode(const Request &request) {
   writer.put(request.timing.repetitions);
   writer.put(static_cast<uint8_t>(request.timing.flushL2));
   writer.put(request.timing.timeoutMs);
+  writer.put(static_cast<uint32_t>(request.timing.beforeEachLaunch.size()));
+  for (const MemoryOp &op : request.timing.beforeEachLaunch) {
+    writer.put(op.dst.value);
+    writer.put(op.dstOffset);
+    writer.put(op.src.value);
+    writer.put(op.srcOffset);
+    writer.put(op.bytes);
+    writer.put(op.fill);
+  }
   putLibraryCall(writer, request.library);
   return writer.take();
 }
@@ -219,6 +232,8 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
   request.op = static_cast<Op>(op);
   request.handle = reader.get<uint64_t>();
   request.offset = reader.get<uint64_t>();
+  request.handle2 = reader.get<uint64_t>();
+  request.offset2 = reader.get<uint64_t>();
   request.bytes = reader.get<uint64_t>();
   request.value = reader.get<uint32_t>();
   const uint8_t format = reader.get<uint8_t>();
@@ -242,6 +257,17 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
   request.timing.repetitions = reader.get<uint32_t>();
   request.timing.flushL2 = reader.get<uint8_t>() != 0;
   request.timing.timeoutMs = reader.get<uint32_t>();
+  const uint32_t opCount = reader.getCount(41);
+  for (uint32_t index = 0; index < opCount; ++index) {
+    MemoryOp op;
+    op.dst.value = reader.get<uint64_t>();
+    op.dstOffset = reader.get<uint64_t>();
+    op.src.value = reader.get<uint64_t>();
+    op.srcOffset = reader.get<uint64_t>();
+    op.bytes = reader.get<uint64_t>();
+    op.fill = reader.get<uint8_t>();
+    request.timing.beforeEachLaunch.push_back(op);
+  }
   request.library = getLibraryCall(reader);
   if (Result<void> ok = reader.finish("request"); !ok)
     return ok.error();
@@ -253,6 +279,7 @@ std::vector<uint8_t> encode(const Response &response) {
   writer.put(static_cast<uint8_t>(response.status));
   writer.putString(response.message);
   writer.put(response.handle);
+  writer.put(response.bytes);
   writer.putBytes(response.data.data(), response.data.size());
   writer.put(static_cast<uint32_t>(response.timings.size()));
   for (float timing : response.timings)
@@ -297,6 +324,7 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   response.status = static_cast<ExecErrorKind>(status);
   response.message = reader.getString();
   response.handle = reader.get<uint64_t>();
+  response.bytes = reader.get<uint64_t>();
   response.data = reader.getBytes();
   const uint32_t timingCount = reader.getCount(sizeof(float));
   for (uint32_t index = 0; index < timingCount; ++index)

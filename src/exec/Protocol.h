@@ -41,6 +41,8 @@ enum class Op : uint8_t {
   TimeLibraryCall, ///< library, timing -> timings
   SetAccessibleRange, ///< handle, offset, bytes
   TakeFindings,       ///< -> findings (the emulator's sanitizers)
+  CopyOnDevice,       ///< handle (dst), offset, handle2 (src), offset2, bytes
+  GetGlobal,          ///< handle (module), name -> handle, bytes
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering
@@ -53,6 +55,8 @@ struct Request {
   Op op = Op::Hello;
   uint64_t handle = 0;
   uint64_t offset = 0;
+  uint64_t handle2 = 0; ///< a second buffer (CopyOnDevice's source)
+  uint64_t offset2 = 0;
   uint64_t bytes = 0;
   uint32_t value = 0;
   ModuleFormat format = ModuleFormat::Cubin;
@@ -69,6 +73,7 @@ struct Response {
   ExecErrorKind status = ExecErrorKind::None; ///< None = success
   std::string message;                        ///< the Error message when status != None
   uint64_t handle = 0;
+  uint64_t bytes = 0; ///< GetGlobal: the variable's size
   std::vector<uint8_t> data;
   std::vector<float> timings;
   KernelInfo kernel;

@@ -156,6 +156,16 @@ Response Worker::serve(const Request &request) {
   case Op::TakeFindings:
     response.findings = executor.takeFindings();
     break;
+  case Op::CopyOnDevice:
+    check(executor.copyOnDevice(BufferHandle{request.handle}, request.offset, BufferHandle{request.handle2},
+                                request.offset2, request.bytes));
+    break;
+  case Op::GetGlobal:
+    if (auto global = executor.getGlobal(ModuleHandle{request.handle}, request.name); check(global)) {
+      response.handle = global->handle.value;
+      response.bytes = global->bytes;
+    }
+    break;
   case Op::TestSleep:
   case Op::TestExit:
     break; // handled above

@@ -348,7 +348,8 @@ std::string formatCheatSheet(const std::vector<CheatSheetEntry> &entries) {
 }
 
 std::string formatFeedback(const verify::CheckResult &result, std::string_view ptx) {
-  std::string out = fmt::format("Verdict: {} (stopped at stage `{}`)\n", verify::verdictName(result.verdict), result.stage);
+  std::string out = fmt::format("Verdict: {} (stopped at stage `{}`)\n", verify::verdictName(result.verdict),
+                                verify::stageName(result.stage));
   if (!result.summary.empty()) out += "Summary: " + result.summary + "\n";
   std::vector<ptx::Diagnostic> diagnostics = result.diagnostics;
   if (result.compile)
@@ -483,7 +484,7 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
                         {{"previous_ptx", attempt.ptx},
                          {"previous_ptx_numbered", numbered(attempt.ptx)},
                          {"verdict", verify::verdictName(attempt.result.verdict)},
-                         {"stage", attempt.result.stage},
+                         {"stage", verify::stageName(attempt.result.stage)},
                          {"summary", attempt.result.summary},
                          {"feedback", formatFeedback(attempt.result, attempt.ptx)}}});
   }

@@ -59,7 +59,7 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
       {"arch", options.arch},
       {"check",
        {{"shapes", options.check.shapeIndices},
-        {"seed", options.check.seed},
+        {"seed", options.check.seed ? nlohmann::json(*options.check.seed) : nlohmann::json(nullptr)},
         {"trials", options.check.trials},
         {"benchmark", options.check.benchmark},
         {"timing_rounds", options.check.timingRounds},
@@ -97,7 +97,8 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.arch = json.at("arch").get<std::string>();
     const nlohmann::json &check = json.at("check");
     options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
-    options.check.seed = check.at("seed").get<uint64_t>();
+    options.check.seed.reset();
+    if (!check.at("seed").is_null()) options.check.seed = check.at("seed").get<uint64_t>();
     options.check.trials = check.at("trials").get<int>();
     options.check.benchmark = check.at("benchmark").get<bool>();
     options.check.timingRounds = check.at("timing_rounds").get<int>();
@@ -560,26 +561,29 @@ private:
     }
 
     if (!extracted) {
-      attempt.result.verdict = verify::Verdict::Rejected;
-      attempt.result.stage = "extract";
+      attempt.result.verdict = verify::Verdict::NoPtx;
+      attempt.result.stage = verify::Stage::Extract;
       attempt.result.summary = "no PTX module in the answer: " + candidate.extractError;
       attempt.result.task = ctx_.task.name;
       shown = attempt.result.summary;
-      return record(candidate, attempt, "no-ptx", std::nullopt, nlohmann::json(nullptr), candidateId, speedup,
-                    verdict);
+      return record(candidate, attempt, std::nullopt, nlohmann::json(nullptr), candidateId, speedup, verdict);
     }
 
     std::optional<toolchain::SassStats> sass;
+    verify::Candidate gateCandidate = verify::Candidate::fromText(candidate.ptx, ctx_.task);
     if (nvdisasm_) {
+      // Compiled once: the cubin serves the SASS dedupe and then the gate.
       toolchain::CompileOptions compileOptions;
       compileOptions.arch = options_.arch;
       compileOptions.entryName = ctx_.task.kernel;
-      if (Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.ptx, compileOptions);
-          compiled && compiled->ok)
-        if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin)) {
-          sass = std::move(stats.value());
-          candidate.sassHash = llm::sha256Hex(sass->code);
-        }
+      if (Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.ptx, compileOptions)) {
+        if (compiled->ok)
+          if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin)) {
+            sass = std::move(stats.value());
+            candidate.sassHash = llm::sha256Hex(sass->code);
+          }
+        gateCandidate.compiled = std::move(*compiled);
+      }
     }
     nlohmann::json sassJson = sass ? toolchain::toJson(sass->total) : nlohmann::json(nullptr);
 
@@ -612,29 +616,25 @@ private:
     }
 
     report(round, slot, kind, "verifying");
-    verify::CheckResult partial;
-    Result<verify::CheckResult> checked = verify::check(ctx_.task, candidate.ptx, &ctx_.executor, options_.check, &partial);
-    std::string verdictName;
+    Result<verify::CheckResult> checked = verify::check(ctx_.task, gateCandidate, &ctx_.executor, options_.check);
     if (checked) {
       attempt.result = std::move(checked.value());
-      verdictName = verify::verdictName(attempt.result.verdict);
     } else {
-      // The gate could not run the candidate (the emulator lacks an
-      // instruction it uses, the executor failed): not the model's verdict,
-      // but the model is told, with whatever the gate found before.
-      attempt.result = std::move(partial);
-      attempt.result.verdict = verify::Verdict::Rejected;
-      attempt.result.summary = "not executed: " + checked.error().message;
-      verdictName = "not-verified";
+      // The gate itself broke (the executor failed for reasons of its own):
+      // not the model's verdict, but the model is told.
+      attempt.result.verdict = verify::Verdict::NotVerified;
+      attempt.result.stage = verify::Stage::Execute;
+      attempt.result.task = ctx_.task.name;
+      attempt.result.summary = "not verified: " + checked.error().message;
     }
     shown = attempt.result.summary;
-    return record(candidate, attempt, verdictName, headlineSpeedup(attempt.result), sassJson, candidateId, speedup,
-                  verdict);
+    return record(candidate, attempt, headlineSpeedup(attempt.result), sassJson, candidateId, speedup, verdict);
   }
 
-  bool record(store::CandidateRecord &candidate, const prompt::Attempt &attempt, const std::string &verdictName,
-              std::optional<double> headline, const nlohmann::json &sassJson, int64_t &candidateId,
-              std::optional<double> &speedup, std::string &verdict) {
+  bool record(store::CandidateRecord &candidate, const prompt::Attempt &attempt, std::optional<double> headline,
+              const nlohmann::json &sassJson, int64_t &candidateId, std::optional<double> &speedup,
+              std::string &verdict) {
+    const std::string verdictName = verify::verdictName(attempt.result.verdict);
     Result<int64_t> id = ctx_.store.addCandidate(candidate);
     if (!id) return false;
     candidateId = *id;
@@ -642,7 +642,7 @@ private:
     store::ResultRecord result;
     result.candidateId = candidateId;
     result.verdict = verdictName;
-    result.stage = attempt.result.stage;
+    result.stage = verify::stageName(attempt.result.stage);
     result.summary = attempt.result.summary;
     result.speedup = headline;
     if (attempt.result.compile && attempt.result.compile->resources.known)

@@ -168,7 +168,11 @@ std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint
   size_t elements = count > 0 ? static_cast<size_t>(count) : 0;
   std::vector<std::byte> out(elements * elementSize(param.type));
   Xoshiro256 rng(bufferSeed(seed, param.name, trial));
-  const InitSpec &init = param.init;
+  InitSpec init = param.init;
+  if (!init.trialScales.empty()) {
+    double scale = init.trialScales[static_cast<size_t>(std::max(trial, 0)) % init.trialScales.size()];
+    init.min *= scale, init.max *= scale, init.mean *= scale, init.stddev *= scale;
+  }
   switch (init.distribution) {
   case InitDistribution::Uniform: {
     for (size_t i = 0; i < elements; ++i) {

@@ -401,7 +401,8 @@ void parseInit(Validator &v, const toml::node &node, ParamSpec &param, const std
                                nodeTypeName(node));
     return;
   }
-  static const std::vector<std::string_view> allKeys = {"dist", "min", "max", "mean", "stddev", "value", "modulus"};
+  static const std::vector<std::string_view> allKeys = {"dist",  "min",     "max",         "mean",
+                                                        "stddev", "value", "modulus", "trial_scales"};
   v.checkKeys(*table, allKeys, context + "init: ");
   InitSpec init = defaultInit(param.type);
   init.given = true;
@@ -409,8 +410,8 @@ void parseInit(Validator &v, const toml::node &node, ParamSpec &param, const std
   if (!dist) return;
   static const std::vector<std::string_view> distNames = {"uniform", "normal", "int", "const", "iota", "index-mod"};
   std::vector<std::string_view> uses;
-  if (*dist == "uniform") init.distribution = InitDistribution::Uniform, uses = {"min", "max"};
-  else if (*dist == "normal") init.distribution = InitDistribution::Normal, uses = {"mean", "stddev"};
+  if (*dist == "uniform") init.distribution = InitDistribution::Uniform, uses = {"min", "max", "trial_scales"};
+  else if (*dist == "normal") init.distribution = InitDistribution::Normal, uses = {"mean", "stddev", "trial_scales"};
   else if (*dist == "int") init.distribution = InitDistribution::Int, uses = {"min", "max"};
   else if (*dist == "const") init.distribution = InitDistribution::Const, uses = {"value"};
   else if (*dist == "iota") init.distribution = InitDistribution::Iota;
@@ -433,6 +434,23 @@ void parseInit(Validator &v, const toml::node &node, ParamSpec &param, const std
       if (auto value = v.getNumber(*n, context + "init." + std::string(key))) target = *value;
     }
   };
+  if (const toml::node *scales = table->get("trial_scales")) {
+    const toml::array *array = scales->as_array();
+    if (!array || array->empty() || array->size() > 16) {
+      v.error(scales->source(), context + "init: trial_scales must be an array of 1 to 16 positive numbers, e.g. "
+                                          "[1.0, 0.001]");
+    } else {
+      for (const toml::node &element : *array) {
+        std::optional<double> value = v.getNumber(element, context + "init.trial_scales");
+        if (!value) break;
+        if (!(*value > 0)) {
+          v.error(element.source(), context + "init: trial_scales must be positive, found " + formatNumber(*value));
+          break;
+        }
+        init.trialScales.push_back(*value);
+      }
+    }
+  }
   if (init.distribution == InitDistribution::Uniform) {
     number("min", init.min);
     number("max", init.max);

@@ -51,6 +51,10 @@ struct InitSpec {
   double stddev = 1.0;
   double value = 0.0;
   int64_t modulus = 1;
+  /// Uniform and normal only: trial t draws from the range (or mean and
+  /// stddev) scaled by trialScales[t % size], so that some trials reach
+  /// values where a wrong constant (an eps) or precision shows. Empty: 1.
+  std::vector<double> trialScales;
   bool given = false; ///< false: the type's default (no `init` in task.toml)
 };
 

@@ -1,8 +1,17 @@
-// The verification gate. The protocol follows DESIGN.md: outputs pre-filled
-// with NaN (or a per-trial byte pattern for integers), guard zones around every
-// buffer, the candidate never sees the reference's buffers, several trials of
-// fresh inputs per shape, and a re-check after timing; timing interleaves
-// candidate and baseline with the L2 flushed before every repetition.
+// The verification gate. The protocol follows DESIGN.md and docs/verification.md:
+// a fresh random seed per check (inputs, poison, guard bytes, drawn shapes and
+// the timing schedule all derive from it); outputs pre-filled with a poison
+// (a NaN with a random payload, or a random integer pattern) before every
+// launch, timed ones included; guard zones of a random byte around every
+// buffer and canary allocations beside them; inputs compared with what was
+// generated after every checked launch; the candidate's module variables
+// restored before every launch, and probed when a launch leaves them changed;
+// the candidate never sees the reference's buffers; several trials of fresh
+// inputs over the task's shapes plus shapes drawn at random; timing that
+// interleaves candidate and baseline with the L2 flushed, a schedule drawn per
+// check and the outputs of timed launches verified; results beyond the
+// machine's measured ceilings rejected; on a GPU machine, the emulator's
+// sanitizers as a second opinion.
 #include "verify/Check.h"
 
 #include "verify/Ceilings.h"
@@ -17,10 +26,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <random>
+#include <set>
 
 namespace ptxforge::verify {
 
@@ -29,20 +42,56 @@ namespace {
 /// Bytes of guard zone on each side of every buffer. A multiple of 256 keeps
 /// the data 256-byte aligned, as cuMemAlloc's own pointers are, so vectorized
 /// candidates are not punished for assuming the usual alignment.
-constexpr uint64_t kGuardBytes = 256;
-constexpr uint8_t kGuardByte = 0xCD;
+constexpr uint64_t kGuardBytes = 1024;
+/// Canary allocations made just before and after the candidate's buffers: a
+/// write that jumps over a guard zone lands in one of them.
+constexpr uint64_t kCanaryBytes = 64 * 1024;
 
 bool isOutput(const tasks::ParamSpec &param) {
   return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
 }
+bool isPureInput(const tasks::ParamSpec &param) { return param.isPointer && param.role == tasks::ParamRole::Input; }
 
-/// The byte outputs are pre-filled with: all-ones is NaN for every float
-/// type; integers alternate patterns per trial, so an element the kernel never
-/// writes cannot match the reference in every trial.
-uint8_t fillByte(tasks::ElementType type, int trial) {
-  return tasks::isFloatingType(type) ? 0xFF : (trial % 2 == 0 ? 0xA5 : 0x5A);
+using Clock = std::chrono::steady_clock;
+double millisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+/// Everything a kernel could key on to tell a test from real use, drawn per
+/// check from its seed.
+struct CheckSecrets {
+  uint64_t seed = 0;
+  uint8_t guardByte = 0;
+  uint8_t canaryByte = 0;
+  uint64_t poisonSalt = 0;
+
+  explicit CheckSecrets(uint64_t checkSeed) : seed(checkSeed) {
+    uint64_t state = checkSeed ^ 0x5ec2e75ull;
+    // Never 0x00 or 0xff: those are what a zeroing or all-ones write leaves.
+    guardByte = static_cast<uint8_t>(1 + tasks::splitmix64(state) % 254);
+    canaryByte = static_cast<uint8_t>(1 + tasks::splitmix64(state) % 254);
+    poisonSalt = tasks::splitmix64(state);
+  }
+};
+
+/// One element of the poison an output of `type` holds before a launch: a NaN
+/// with a random sign and payload for floats (never equal to a finite
+/// reference value, and not a fixed pattern a kernel could test for), a random
+/// pattern for integers; a new one per (check, parameter, trial).
+std::vector<uint8_t> poisonElement(tasks::ElementType type, uint64_t salt, std::string_view param, int trial) {
+  uint64_t state = tasks::bufferSeed(salt, param, trial);
+  uint64_t bits = tasks::splitmix64(state);
+  std::vector<uint8_t> element(tasks::elementSize(type));
+  switch (type) {
+  case tasks::ElementType::F64: bits = (bits & 0x800f'ffff'ffff'ffffull) | 0x7ff0'0000'0000'0001ull; break;
+  case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | 0x7f80'0001ull; break;
+  case tasks::ElementType::F16: bits = (bits & 0x83ffull) | 0x7c01ull; break;
+  case tasks::ElementType::BF16: bits = (bits & 0x807full) | 0x7f81ull; break;
+  default: break;
+  }
+  std::memcpy(element.data(), &bits, element.size());
+  return element;
+}
 
 std::optional<Verdict> verdictForExecError(const Error &error) {
   switch (exec::execErrorKindOf(error)) {
@@ -69,19 +118,45 @@ size_t ptxTypeBytes(const std::string &type) {
 struct SideBuffers {
   std::vector<exec::DeviceBuffer> buffers; ///< per param; empty for scalars
   std::vector<uint64_t> dataBytes;          ///< per param
+  std::vector<std::vector<std::byte>> inputs; ///< per param: the generated contents of inputs and inouts
+  exec::DeviceBuffer canaryBefore, canaryAfter; ///< candidate sides only
+};
+
+/// A module variable of the loaded candidate and its contents at load time.
+struct ModuleVariable {
+  std::string name;
+  exec::GlobalVariable global;
+  std::vector<uint8_t> initial;
+};
+
+/// One shape the check runs: one of the task's, or one drawn for this check.
+struct ShapeEntry {
+  size_t index = 0; ///< into task.shapes; past them for drawn shapes
+  tasks::Shape shape;
+  bool drawn = false;
 };
 
 class Gate {
 public:
-  Gate(const tasks::TaskSpec &task, exec::Executor &executor, const CheckOptions &options, CheckResult &result)
-      : task_(task), executor_(executor), options_(options), result_(result) {}
+  Gate(const tasks::TaskSpec &task, exec::Executor &executor, const CheckOptions &options, CheckResult &result,
+       const CheckSecrets &secrets)
+      : task_(task), executor_(executor), options_(options), result_(result), secrets_(secrets) {}
 
-  /// Allocates guarded buffers for every pointer param and fills them.
-  Result<SideBuffers> prepare(const tasks::Shape &shape, int trial) {
+  /// Allocates guarded buffers for every pointer param and fills them:
+  /// inputs with the (seed, trial) data, outputs with the poison. `canaries`
+  /// brackets them with canary allocations (the candidate's side).
+  Result<SideBuffers> prepare(const tasks::Shape &shape, int trial, bool canaries = false) {
+    Clock::time_point start = Clock::now();
     SideBuffers side;
+    if (canaries) {
+      Result<exec::DeviceBuffer> canary = makeCanary();
+      if (!canary) return canary.error();
+      side.canaryBefore = std::move(*canary);
+    }
     for (const tasks::ParamSpec &param : task_.params) {
       side.buffers.emplace_back();
       side.dataBytes.push_back(0);
+      side.inputs.emplace_back();
       if (!param.isPointer) continue;
       Result<int64_t> count = tasks::evaluate(param.count, shape);
       if (!count) return count.error();
@@ -91,18 +166,28 @@ public:
       // The guard zones are out of bounds for executors that check accesses.
       if (Result<void> ranged = executor_.setAccessibleRange(buffer->handle(), kGuardBytes, bytes); !ranged)
         return ranged.error();
-      std::vector<uint8_t> image(bytes + 2 * kGuardBytes, kGuardByte);
+      std::vector<uint8_t> image(bytes + 2 * kGuardBytes, secrets_.guardByte);
       if (param.role == tasks::ParamRole::Output) {
-        std::memset(image.data() + kGuardBytes, fillByte(param.type, trial), bytes);
+        std::vector<uint8_t> poison = poisonElement(param.type, secrets_.poisonSalt, param.name, trial);
+        for (uint64_t at = 0; at + poison.size() <= bytes; at += poison.size())
+          std::memcpy(image.data() + kGuardBytes + at, poison.data(), poison.size());
       } else {
-        std::vector<std::byte> input = tasks::generateInput(param, *count, options_.seed, trial);
+        std::vector<std::byte> input = tasks::generateInput(param, *count, secrets_.seed, trial);
         std::memcpy(image.data() + kGuardBytes, input.data(), std::min<uint64_t>(input.size(), bytes));
+        input.resize(bytes);
+        side.inputs.back() = std::move(input);
       }
       if (Result<void> copied = executor_.copyToDevice(buffer->handle(), 0, image.data(), image.size()); !copied)
         return copied.error();
       side.dataBytes.back() = bytes;
       side.buffers.back() = std::move(*buffer);
     }
+    if (canaries) {
+      Result<exec::DeviceBuffer> canary = makeCanary();
+      if (!canary) return canary.error();
+      side.canaryAfter = std::move(*canary);
+    }
+    result_.times.inputs += millisSince(start);
     return side;
   }
 
@@ -121,8 +206,10 @@ public:
     return args.pack();
   }
 
-  /// Downloads every output of `side` (data only) and checks its guard zones.
-  Result<std::vector<std::vector<uint8_t>>> collect(const SideBuffers &side, std::vector<OutputReport> *guards) {
+  /// Downloads every buffer of `side`, checks its guard zones (and canaries),
+  /// that inputs still hold what was generated, and returns the outputs' data.
+  Result<std::vector<std::vector<uint8_t>>> collect(const SideBuffers &side, std::vector<OutputReport> *reports) {
+    Clock::time_point start = Clock::now();
     std::vector<std::vector<uint8_t>> outputs(task_.params.size());
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
@@ -131,153 +218,381 @@ public:
       std::vector<uint8_t> image(bytes + 2 * kGuardBytes);
       if (Result<void> copied = executor_.copyToHost(image.data(), side.buffers[i].handle(), 0, image.size()); !copied)
         return copied.error();
-      if (guards) {
+      if (reports) {
         // Every buffer's guards are checked, inputs included: a write through
         // an input pointer out of bounds is as wrong as one through an output.
         OutputReport report;
         report.param = param.name;
+        report.isInput = isPureInput(param);
+        const uint8_t guard = secrets_.guardByte;
         for (uint64_t b = 0; b < kGuardBytes; ++b) {
-          if (image[b] != kGuardByte) {
+          if (image[b] != guard) {
             if (report.guardBytesBefore++ == 0 && report.guardDetail.empty())
-              report.guardDetail = fmt::format("byte {} before the start of '{}' changed from 0x{:02x} to 0x{:02x}",
-                                               kGuardBytes - b, param.name, kGuardByte, image[b]);
+              report.guardDetail = fmt::format("byte {} before the start of '{}' was overwritten (0x{:02x})",
+                                               kGuardBytes - b, param.name, image[b]);
           }
           uint8_t after = image[kGuardBytes + bytes + b];
-          if (after != kGuardByte) {
+          if (after != guard) {
             if (report.guardBytesAfter++ == 0 && report.guardDetail.empty())
-              report.guardDetail = fmt::format("byte {} after the end of '{}' changed from 0x{:02x} to 0x{:02x}", b,
-                                               param.name, kGuardByte, after);
+              report.guardDetail = fmt::format("byte {} after the end of '{}' was overwritten (0x{:02x})", b,
+                                               param.name, after);
           }
         }
-        if (report.guardBytesBefore || report.guardBytesAfter || isOutput(param)) guards->push_back(std::move(report));
+        if (report.isInput && side.inputs[i].size() == bytes) {
+          const uint8_t *now = image.data() + kGuardBytes;
+          const auto *generated = reinterpret_cast<const uint8_t *>(side.inputs[i].data());
+          if (std::memcmp(now, generated, bytes) != 0) {
+            size_t element = tasks::elementSize(param.type);
+            for (uint64_t b = 0; b < bytes; ++b)
+              if (now[b] != generated[b]) {
+                if (!report.firstChangedElement) report.firstChangedElement = b / element;
+                report.inputBytesChanged++;
+              }
+          }
+        }
+        if (report.guardBytesBefore || report.guardBytesAfter || report.inputBytesChanged || isOutput(param))
+          reports->push_back(std::move(report));
       }
       if (isOutput(param)) outputs[i].assign(image.begin() + kGuardBytes, image.begin() + kGuardBytes + bytes);
     }
+    if (reports) {
+      for (const exec::DeviceBuffer *canary : {&side.canaryBefore, &side.canaryAfter}) {
+        if (!*canary) continue;
+        std::vector<uint8_t> image(kCanaryBytes);
+        if (Result<void> copied = executor_.copyToHost(image.data(), canary->handle(), 0, image.size()); !copied)
+          return copied.error();
+        size_t changed = static_cast<size_t>(
+            std::count_if(image.begin(), image.end(), [&](uint8_t b) { return b != secrets_.canaryByte; }));
+        if (changed) {
+          OutputReport report;
+          report.param = canary == &side.canaryBefore ? "(allocation before the buffers)" : "(allocation after the buffers)";
+          report.guardBytesAfter = changed;
+          report.guardDetail = fmt::format("{} bytes of a neighbouring allocation {} the candidate's buffers changed",
+                                           changed, canary == &side.canaryBefore ? "before" : "after");
+          reports->push_back(std::move(report));
+        }
+      }
+    }
+    result_.times.compare += millisSince(start);
     return outputs;
   }
 
-  /// Runs the reference then the candidate on (shape, trial) and compares.
-  /// Returns false when a verdict other than correct was reached.
-  Result<bool> runTrial(size_t shapeIndex, int trial, bool afterTiming, exec::KernelHandle reference,
-                        exec::KernelHandle candidate, const tasks::ResolvedLaunch &referenceLaunch,
-                        const tasks::ResolvedLaunch &candidateLaunch) {
-    const tasks::Shape &shape = task_.shapes[shapeIndex];
-    TrialReport report;
-    report.shapeIndex = shapeIndex;
-    report.shape = shape;
-    report.trial = trial;
-    report.afterTiming = afterTiming;
-    report.launch = candidateLaunch;
-
-    // The reference runs on its own buffers; the candidate never sees them.
-    std::vector<std::vector<uint8_t>> want;
-    {
-      Result<SideBuffers> side = prepare(shape, trial);
-      if (!side) return side.error();
-      Result<exec::PackedArgs> args = arguments(*side, shape);
-      if (!args) return args.error();
-      Result<void> ran = executor_.launch(reference, toConfig(referenceLaunch), *args);
-      (void)executor_.takeFindings(); // the reference's own sanitizer warnings are not the candidate's
-      if (!ran)
-        return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(shape) + ": " +
-                                                  ran.error().message);
-      Result<std::vector<std::vector<uint8_t>>> outputs = collect(*side, nullptr);
-      if (!outputs) return outputs.error();
-      want = std::move(*outputs);
-    }
-
-    Result<SideBuffers> side = prepare(shape, trial);
-    if (!side) return side.error();
-    Result<exec::PackedArgs> args = arguments(*side, shape);
-    if (!args) return args.error();
-    Result<void> ran = executor_.launch(candidate, toConfig(candidateLaunch), *args);
-    recordFindings();
-    if (!ran) {
-      if (!recordExecutorFailure(ran.error(), fmt::format("on {} (trial {})", tasks::shapeToString(shape), trial)))
-        return ran.error();
-      result_.trials.push_back(std::move(report));
-      return false;
-    }
-    Result<std::vector<std::vector<uint8_t>>> got = collect(*side, &report.outputs);
-    if (!got) return got.error();
-
-    report.passed = true;
+  /// Judges one launch's reports against the reference outputs; the first
+  /// problem in words, or "" when the launch was right.
+  std::string judge(const SideBuffers &side, const std::vector<std::vector<uint8_t>> &got,
+                    const std::vector<std::vector<uint8_t>> &want, std::vector<OutputReport> &reports, int trial) {
+    Clock::time_point start = Clock::now();
     std::string firstProblem;
-    for (OutputReport &output : report.outputs) {
-      size_t index = static_cast<size_t>(
-          std::find_if(task_.params.begin(), task_.params.end(), [&](const auto &p) { return p.name == output.param; }) -
-          task_.params.begin());
-      const tasks::ParamSpec &param = task_.params[index];
+    for (OutputReport &output : reports) {
       if (output.guardBytesBefore || output.guardBytesAfter) {
-        report.passed = false;
         if (firstProblem.empty())
           firstProblem = fmt::format("out-of-bounds write: {} ({} bytes before, {} after)", output.guardDetail,
                                      output.guardBytesBefore, output.guardBytesAfter);
       }
+      size_t index = paramIndexOf(output.param);
+      if (index >= task_.params.size()) continue;
+      const tasks::ParamSpec &param = task_.params[index];
+      if (output.inputBytesChanged && firstProblem.empty())
+        firstProblem = fmt::format("input '{}' was modified: {} bytes changed, first at element {} (inputs must be "
+                                   "left as they were; use registers or shared memory as scratch)",
+                                   param.name, output.inputBytesChanged, output.firstChangedElement.value_or(0));
       if (!isOutput(param)) continue;
-      size_t count = side->dataBytes[index] / tasks::elementSize(param.type);
-      output.compare = tasks::compareBuffers(param.type, (*got)[index].data(), want[index].data(), count,
+      size_t count = side.dataBytes[index] / tasks::elementSize(param.type);
+      output.compare = tasks::compareBuffers(param.type, got[index].data(), want[index].data(), count,
                                              tasks::toleranceFor(task_, param.type));
-      if (!output.compare.passed) {
-        report.passed = false;
-        if (firstProblem.empty())
-          firstProblem = fmt::format("'{}' differs: {} of {} elements outside tolerance, first at index {}: got {}, "
-                                     "expected {} (max abs error {:.3g}, max rel error {:.3g})",
-                                     param.name, output.compare.mismatches, output.compare.count,
-                                     output.compare.firstMismatch.value_or(0), output.compare.firstGotText,
-                                     output.compare.firstWantText, output.compare.maxAbsError,
-                                     output.compare.maxRelError);
+      if (!output.compare.passed && firstProblem.empty()) {
+        size_t unwritten = countPoison(param, got[index], trial);
+        firstProblem = fmt::format("'{}' differs: {} of {} elements outside tolerance, first at index {}: got {}, "
+                                   "expected {} (max abs error {:.3g}, max rel error {:.3g})",
+                                   param.name, output.compare.mismatches, output.compare.count,
+                                   output.compare.firstMismatch.value_or(0), output.compare.firstGotText,
+                                   output.compare.firstWantText, output.compare.maxAbsError,
+                                   output.compare.maxRelError);
+        if (unwritten) firstProblem += fmt::format("; {} elements were never written", unwritten);
       }
     }
+    result_.times.compare += millisSince(start);
+    return firstProblem;
+  }
+
+  /// Elements of an output that still hold the poison the launch started with.
+  size_t countPoison(const tasks::ParamSpec &param, const std::vector<uint8_t> &got, int trial) const {
+    if (param.role != tasks::ParamRole::Output) return 0;
+    std::vector<uint8_t> poison = poisonElement(param.type, secrets_.poisonSalt, param.name, trial);
+    size_t count = 0;
+    for (size_t at = 0; at + poison.size() <= got.size(); at += poison.size())
+      count += std::memcmp(got.data() + at, poison.data(), poison.size()) == 0;
+    return count;
+  }
+
+  Result<exec::DeviceBuffer> makeCanary() {
+    Result<exec::DeviceBuffer> canary = executor_.allocateBuffer(kCanaryBytes);
+    if (!canary) return canary.error();
+    if (Result<void> ok = executor_.setAccessibleRange(canary->handle(), 0, 0); !ok) return ok.error();
+    std::vector<uint8_t> image(kCanaryBytes, secrets_.canaryByte);
+    if (Result<void> ok = executor_.copyToDevice(canary->handle(), 0, image.data(), image.size()); !ok)
+      return ok.error();
+    return canary;
+  }
+
+  size_t paramIndexOf(const std::string &name) const {
+    for (size_t i = 0; i < task_.params.size(); ++i)
+      if (task_.params[i].name == name) return i;
+    return task_.params.size();
+  }
+
+  /// The reference's outputs on (shape, trial), computed once per check.
+  Result<const std::vector<std::vector<uint8_t>> *> referenceOutputs(const ShapeEntry &entry, int trial,
+                                                                      exec::KernelHandle reference,
+                                                                      const tasks::ResolvedLaunch &launch) {
+    auto key = std::make_pair(entry.index, trial);
+    if (auto found = referenceCache_.find(key); found != referenceCache_.end()) return &found->second;
+    Result<SideBuffers> side = prepare(entry.shape, trial);
+    if (!side) return side.error();
+    Result<exec::PackedArgs> args = arguments(*side, entry.shape);
+    if (!args) return args.error();
+    Clock::time_point start = Clock::now();
+    Result<void> ran = executor_.launch(reference, toConfig(launch), *args);
+    (void)executor_.takeFindings(); // the reference's own sanitizer warnings are not the candidate's
+    result_.times.reference += millisSince(start);
+    if (!ran)
+      return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(entry.shape) +
+                                                ": " + ran.error().message);
+    Result<std::vector<std::vector<uint8_t>>> outputs = collect(*side, nullptr);
+    if (!outputs) return outputs.error();
+    return &(referenceCache_[key] = std::move(*outputs));
+  }
+
+  /// Restores every module variable of the candidate to its load-time contents.
+  Result<void> restoreModuleState() {
+    for (const ModuleVariable &variable : variables_)
+      if (Result<void> ok = executor_.copyToDevice(variable.global.handle, 0, variable.initial.data(),
+                                                   variable.initial.size());
+          !ok)
+        return ok;
+    return {};
+  }
+
+  /// Notes the module variables a launch left changed.
+  Result<void> noteModuleState() {
+    for (const ModuleVariable &variable : variables_) {
+      std::vector<uint8_t> now(variable.initial.size());
+      if (Result<void> ok = executor_.copyToHost(now.data(), variable.global.handle, 0, now.size()); !ok) return ok;
+      if (now != variable.initial &&
+          std::find(result_.stateLeft.begin(), result_.stateLeft.end(), variable.name) == result_.stateLeft.end())
+        result_.stateLeft.push_back(variable.name);
+    }
+    return {};
+  }
+
+  /// Finds the candidate's module variables in the loaded module and keeps
+  /// their initial contents. Executors without getGlobal (the emulator) keep
+  /// the module loaded across launches, so state shows up as wrong results.
+  Result<void> attachModuleVariables(exec::ModuleHandle module, const std::vector<std::string> &names) {
+    for (const std::string &name : names) {
+      Result<exec::GlobalVariable> global = executor_.getGlobal(module, name);
+      if (!global) {
+        if (exec::execErrorKindOf(global.error()) == exec::ExecErrorKind::Unavailable) return {};
+        return global.error();
+      }
+      ModuleVariable variable{name, *global, std::vector<uint8_t>(global->bytes)};
+      if (Result<void> ok = executor_.copyToHost(variable.initial.data(), global->handle, 0, global->bytes); !ok)
+        return ok;
+      variables_.push_back(std::move(variable));
+    }
+    return {};
+  }
+  const std::vector<ModuleVariable> &variables() const { return variables_; }
+
+  /// Runs the candidate on (shape, trial) against the reference. `probe`:
+  /// how to set the module variables first ("" restores them). Returns false
+  /// when a verdict other than correct was reached.
+  Result<bool> runTrial(const ShapeEntry &entry, int trial, bool afterTiming, exec::KernelHandle reference,
+                        exec::KernelHandle candidate, const tasks::ResolvedLaunch &referenceLaunch,
+                        const tasks::ResolvedLaunch &candidateLaunch, const std::string &probe = "") {
+    const tasks::Shape &shape = entry.shape;
+    TrialReport report;
+    report.shapeIndex = entry.index;
+    report.shape = shape;
+    report.drawn = entry.drawn;
+    report.trial = trial;
+    report.afterTiming = afterTiming;
+    report.launch = candidateLaunch;
+    report.executor = executorTag_;
+    report.probe = probe;
+
+    Result<const std::vector<std::vector<uint8_t>> *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
+    if (!want) return want.error();
+
+    Result<SideBuffers> side = prepare(shape, trial, /*canaries=*/true);
+    if (!side) return side.error();
+    Result<exec::PackedArgs> args = arguments(*side, shape);
+    if (!args) return args.error();
+    if (probe.empty()) {
+      if (Result<void> ok = restoreModuleState(); !ok) return ok.error();
+    } else if (probe != "left") {
+      // Fill every variable with a pattern: a counter far along, a flag set.
+      for (const ModuleVariable &variable : variables_)
+        if (Result<void> ok = executor_.memset(variable.global.handle, 0, probe == "ones" ? 0x7f : 0x01,
+                                               variable.global.bytes);
+            !ok)
+          return ok.error();
+    }
+    Clock::time_point start = Clock::now();
+    Result<void> ran = executor_.launch(candidate, toConfig(candidateLaunch), *args);
+    result_.times.candidate += millisSince(start);
+    recordFindings();
+    std::string where = fmt::format("on {}{} (trial {}{})", tasks::shapeToString(shape),
+                                    entry.drawn ? ", a shape drawn for this check" : "", trial, probeText(probe));
+    if (!ran) {
+      if (!recordExecutorFailure(ran.error(), where)) return ran.error();
+      result_.trials.push_back(std::move(report));
+      return false;
+    }
+    if (probe.empty())
+      if (Result<void> ok = noteModuleState(); !ok) return ok.error();
+    Result<std::vector<std::vector<uint8_t>>> got = collect(*side, &report.outputs);
+    if (!got) return got.error();
+    std::string problem = judge(*side, *got, **want, report.outputs, trial);
+    report.passed = problem.empty() && !fatalFinding_;
     result_.trials.push_back(std::move(report));
-    if (!result_.trials.back().passed) {
+    if (!problem.empty()) {
       result_.verdict = Verdict::Wrong;
-      result_.summary = fmt::format("wrong on {} (trial {}{}): {}", tasks::shapeToString(shape), trial,
-                                    afterTiming ? ", re-checked after timing" : "", firstProblem);
+      result_.summary = fmt::format("wrong {}{}: {}", where, afterTiming ? ", re-checked after timing" : "", problem);
+      return false;
+    }
+    if (fatalFinding_) {
+      result_.verdict = Verdict::Crashed;
+      result_.summary = fmt::format("crashed {}: {}", where, fatalFindingText_);
       return false;
     }
     return true;
   }
 
-  Result<std::optional<BenchmarkReport>> benchmark(size_t shapeIndex, exec::KernelHandle reference,
+  static std::string probeText(const std::string &probe) {
+    if (probe.empty()) return "";
+    if (probe == "left") return ", module variables as the previous launch left them";
+    return ", module variables pre-set to a non-initial pattern";
+  }
+
+  /// Times candidate and baseline on `entry`, verifying the outputs of timed
+  /// launches chosen at random. Returns nullopt when a verdict was reached.
+  Result<std::optional<BenchmarkReport>> benchmark(const ShapeEntry &entry, int trial, exec::KernelHandle reference,
                                                    exec::KernelHandle candidate,
                                                    const tasks::ResolvedLaunch &referenceLaunch,
                                                    const tasks::ResolvedLaunch &candidateLaunch) {
-    const tasks::Shape &shape = task_.shapes[shapeIndex];
-    // Separate buffers for each side, as in the correctness runs.
-    Result<SideBuffers> candidateSide = prepare(shape, 0);
+    const tasks::Shape &shape = entry.shape;
+    Result<const std::vector<std::vector<uint8_t>> *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
+    if (!want) return want.error();
+    // Separate buffers for each side, as in the correctness runs, with the
+    // same inputs (a trial the correctness runs did not use).
+    Result<SideBuffers> candidateSide = prepare(shape, trial, /*canaries=*/true);
     if (!candidateSide) return candidateSide.error();
-    Result<SideBuffers> referenceSide = prepare(shape, 0);
+    Result<SideBuffers> referenceSide = prepare(shape, trial);
     if (!referenceSide) return referenceSide.error();
     Result<exec::PackedArgs> candidateArgs = arguments(*candidateSide, shape);
     Result<exec::PackedArgs> referenceArgs = arguments(*referenceSide, shape);
     if (!candidateArgs) return candidateArgs.error();
     if (!referenceArgs) return referenceArgs.error();
 
-    exec::TimingOptions timing;
-    timing.warmupLaunches = 1;
-    timing.repetitions = static_cast<uint32_t>(std::max(1, options_.repetitionsPerRound));
-    timing.flushL2 = true;
-    timing.timeoutMs = options_.launchTimeoutMs * (timing.repetitions + 1);
+    // Before every launch, timed or not: outputs (and inouts) back to their
+    // poison (initial contents), module variables back to their initial state.
+    std::vector<exec::DeviceBuffer> pristine;
+    auto resetOps = [&](SideBuffers &side, bool withModule) -> Result<std::vector<exec::MemoryOp>> {
+      std::vector<exec::MemoryOp> ops;
+      for (size_t i = 0; i < task_.params.size(); ++i) {
+        if (!isOutput(task_.params[i])) continue;
+        Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, side.dataBytes[i]));
+        if (!copy) return copy.error();
+        if (side.dataBytes[i])
+          if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, side.buffers[i].handle(), kGuardBytes,
+                                                       side.dataBytes[i]);
+              !ok)
+            return ok.error();
+        ops.push_back({side.buffers[i].handle(), kGuardBytes, copy->handle(), 0, side.dataBytes[i], 0});
+        pristine.push_back(std::move(*copy));
+      }
+      if (withModule)
+        for (const ModuleVariable &variable : variables_) {
+          Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, variable.global.bytes));
+          if (!copy) return copy.error();
+          if (Result<void> ok = executor_.copyToDevice(copy->handle(), 0, variable.initial.data(),
+                                                       variable.initial.size());
+              !ok)
+            return ok.error();
+          ops.push_back({variable.global.handle, 0, copy->handle(), 0, variable.global.bytes, 0});
+          pristine.push_back(std::move(*copy));
+        }
+      return ops;
+    };
+    Result<std::vector<exec::MemoryOp>> candidateOps = resetOps(*candidateSide, true);
+    if (!candidateOps) return candidateOps.error();
+    Result<std::vector<exec::MemoryOp>> referenceOps = resetOps(*referenceSide, false);
+    if (!referenceOps) return referenceOps.error();
+
+    // The schedule is drawn per check, so that no launch can count its way
+    // into the timed window; the outputs of about half the timed calls (at
+    // least two) are verified, which ones drawn too.
+    uint64_t state = secrets_.seed ^ 0x7173'6368'6564ull;
+    const int rounds = std::max(1, options_.timingRounds);
+    const int meanReps = std::max(1, options_.repetitionsPerRound);
+    BenchmarkReport report;
+    report.warmups = 1 + static_cast<int>(tasks::splitmix64(state) % 3);
+    std::vector<bool> verifyRound(static_cast<size_t>(rounds));
+    for (int round = 0; round < rounds; ++round) {
+      report.launchesPerRound.push_back(std::max(1, meanReps - 2 + static_cast<int>(tasks::splitmix64(state) % 5)));
+      verifyRound[static_cast<size_t>(round)] = tasks::splitmix64(state) % 2 == 0;
+    }
+    verifyRound[tasks::splitmix64(state) % static_cast<uint64_t>(rounds)] = true;
+    verifyRound[static_cast<size_t>(rounds - 1)] = true;
+
+    Clock::time_point start = Clock::now();
     std::vector<double> candidateTimes, baselineTimes;
-    for (int round = 0; round < std::max(1, options_.timingRounds); ++round) {
+    for (int round = 0; round < rounds; ++round) {
+      exec::TimingOptions timing;
+      timing.warmupLaunches = round == 0 ? static_cast<uint32_t>(report.warmups) : 0;
+      timing.repetitions = static_cast<uint32_t>(report.launchesPerRound[static_cast<size_t>(round)]);
+      timing.flushL2 = true;
+      timing.timeoutMs = options_.launchTimeoutMs * (timing.repetitions + timing.warmupLaunches + 1);
       // Alternate which side goes first so drift (clocks, temperature) hits both.
-      for (int side = 0; side < 2; ++side) {
-        bool candidateTurn = (side == 0) == (round % 2 == 0);
+      for (int turn = 0; turn < 2; ++turn) {
+        bool candidateTurn = (turn == 0) == (round % 2 == 0);
+        timing.beforeEachLaunch = candidateTurn ? *candidateOps : *referenceOps;
         Result<std::vector<float>> times =
             candidateTurn ? executor_.timeLaunch(candidate, toConfig(candidateLaunch), *candidateArgs, timing)
                           : executor_.timeLaunch(reference, toConfig(referenceLaunch), *referenceArgs, timing);
         if (!times) {
-          if (candidateTurn &&
-              recordExecutorFailure(times.error(), "while timing on " + tasks::shapeToString(shape)))
+          if (candidateTurn && recordExecutorFailure(times.error(), "while timing on " + tasks::shapeToString(shape)))
             return std::optional<BenchmarkReport>();
           return times.error();
         }
         for (float ms : *times) (candidateTurn ? candidateTimes : baselineTimes).push_back(ms);
+        if (!candidateTurn || !verifyRound[static_cast<size_t>(round)]) continue;
+        // The last timed launch's outputs: as right as a checked launch's.
+        TrialReport checked;
+        checked.shapeIndex = entry.index;
+        checked.shape = shape;
+        checked.drawn = entry.drawn;
+        checked.trial = trial;
+        checked.timed = true;
+        checked.launch = candidateLaunch;
+        checked.executor = executorTag_;
+        Result<std::vector<std::vector<uint8_t>>> got = collect(*candidateSide, &checked.outputs);
+        if (!got) return got.error();
+        std::string problem = judge(*candidateSide, *got, **want, checked.outputs, trial);
+        checked.passed = problem.empty();
+        report.verifiedTimedLaunches++;
+        result_.trials.push_back(std::move(checked));
+        if (!problem.empty()) {
+          result_.verdict = Verdict::Wrong;
+          result_.summary = fmt::format("wrong in a timed launch on {} (round {} of {}): {}",
+                                        tasks::shapeToString(shape), round + 1, rounds, problem);
+          return std::optional<BenchmarkReport>();
+        }
       }
     }
-    BenchmarkReport report;
-    report.shapeIndex = shapeIndex;
+    result_.times.bench += millisSince(start);
+    report.shapeIndex = entry.index;
     report.shape = shape;
     report.candidate = spreadOf(candidateTimes);
     report.baseline = spreadOf(baselineTimes);
@@ -298,11 +613,6 @@ public:
         if (peak > 0) report.bandwidthFraction = *report.gbps / peak;
       }
     }
-    // Measured ceilings, when `ptxforge device` has cached them for this device.
-    if (std::optional<DeviceCeilings> ceilings = loadCachedCeilings(executor_.properties().name)) {
-      if (report.gbps && ceilings->copyGBs > 0) report.copyCeilingFraction = *report.gbps / ceilings->copyGBs;
-      if (report.gflops && ceilings->fp32Gflops > 0) report.fp32CeilingFraction = *report.gflops / ceilings->fp32Gflops;
-    }
     return std::optional<BenchmarkReport>(std::move(report));
   }
 
@@ -312,18 +622,24 @@ public:
       return "compare the index with the element count before the access (the last block of a ragged shape is "
              "partly outside the buffer), and keep vector accesses aligned to their size";
     if (check == "racecheck")
-      return "put a bar.sync between the shared-memory write and the other warps' accesses to the same address";
+      return "put a bar.sync between the shared-memory write and the other warps' accesses to the same address; "
+             "between CTAs, publish with a fence (membar.gl) before the atomic or flag the reader waits on";
     if (check == "synccheck")
       return "every thread of the CTA (every lane of a warp collective's membermask) must reach the same barrier; "
              "move it out of the branch";
-    if (check == "initcheck") return "write the register on every path before reading it";
+    if (check == "initcheck") return "write the register (or shared memory) on every path before reading it";
     return "";
   }
 
   /// Adds what a sanitizing executor found in the candidate's launch to the
-  /// diagnostics (code = the check's name, located at the PTX line), once each.
+  /// diagnostics (code = the check's name, located at the PTX line), once
+  /// each; remembers the first fatal one.
   void recordFindings() {
     for (exec::LaunchFinding &finding : executor_.takeFindings()) {
+      if (finding.fatal && !fatalFinding_) {
+        fatalFinding_ = true;
+        fatalFindingText_ = finding.message;
+      }
       bool seen = std::any_of(result_.diagnostics.begin(), result_.diagnostics.end(), [&](const ptx::Diagnostic &d) {
         return d.code == finding.check && d.line == finding.line;
       });
@@ -359,11 +675,19 @@ public:
     return config;
   }
 
+  void setExecutorTag(std::string tag) { executorTag_ = std::move(tag); }
+
 private:
   const tasks::TaskSpec &task_;
   exec::Executor &executor_;
   const CheckOptions &options_;
   CheckResult &result_;
+  const CheckSecrets &secrets_;
+  std::vector<ModuleVariable> variables_;
+  std::map<std::pair<size_t, int>, std::vector<std::vector<uint8_t>>> referenceCache_;
+  bool fatalFinding_ = false;
+  std::string fatalFindingText_;
+  std::string executorTag_;
 };
 
 } // namespace
@@ -378,16 +702,64 @@ const char *verdictName(Verdict verdict) {
   case Verdict::Timeout: return "timeout";
   case Verdict::LaunchError: return "launch-error";
   case Verdict::Rejected: return "rejected";
+  case Verdict::NoPtx: return "no-ptx";
+  case Verdict::NotVerified: return "not-verified";
   }
   return "rejected";
 }
 
+std::optional<Verdict> parseVerdict(std::string_view name) {
+  for (Verdict verdict : {Verdict::Correct, Verdict::Wrong, Verdict::CompileError, Verdict::LintError,
+                          Verdict::Crashed, Verdict::Timeout, Verdict::LaunchError, Verdict::Rejected, Verdict::NoPtx,
+                          Verdict::NotVerified})
+    if (name == verdictName(verdict)) return verdict;
+  return std::nullopt;
+}
+
+const char *stageName(Stage stage) {
+  switch (stage) {
+  case Stage::Extract: return "extract";
+  case Stage::Lint: return "lint";
+  case Stage::Compile: return "compile";
+  case Stage::Execute: return "execute";
+  case Stage::Benchmark: return "benchmark";
+  case Stage::Done: return "done";
+  }
+  return "lint";
+}
+
+std::optional<Stage> parseStage(std::string_view name) {
+  for (Stage stage : {Stage::Extract, Stage::Lint, Stage::Compile, Stage::Execute, Stage::Benchmark, Stage::Done})
+    if (name == stageName(stage)) return stage;
+  return std::nullopt;
+}
+
+Candidate Candidate::fromText(std::string text, const tasks::TaskSpec &task) {
+  Candidate candidate;
+  candidate.text = std::move(text);
+  candidate.parsed = ptx::parse(candidate.text);
+  candidate.directives = tasks::parseLaunchDirectives(candidate.text, task.symbols);
+  for (const ptx::TopLevel &item : candidate.parsed.module.items) {
+    if (item.kind == ptx::TopLevel::Kind::Function && item.function.isEntry)
+      candidate.entries.push_back(item.function.name);
+    // Module-scope .global variables are the one place a kernel can keep
+    // state from one launch to the next without the gate seeing it.
+    if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.space == ptx::StateSpace::Global &&
+        item.variable.linkage != "extern")
+      candidate.moduleVariables.push_back(item.variable.name);
+  }
+  return candidate;
+}
+
 std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string_view candidatePtx) {
+  return gateChecks(task, ptx::parse(candidatePtx).module);
+}
+
+std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::Module &module) {
   std::vector<ptx::Diagnostic> diagnostics;
-  ptx::ParseResult parsed = ptx::parse(candidatePtx);
   const ptx::Function *kernel = nullptr;
   std::vector<std::string> entries;
-  for (const ptx::TopLevel &item : parsed.module.items) {
+  for (const ptx::TopLevel &item : module.items) {
     if (item.kind != ptx::TopLevel::Kind::Function || !item.function.isEntry) continue;
     entries.push_back(item.function.name);
     if (item.function.name == task.kernel && item.function.hasBody) kernel = &item.function;
@@ -395,7 +767,7 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string
   if (!kernel) {
     std::string found;
     for (const std::string &name : entries) found += (found.empty() ? "" : ", ") + ("`" + name + "`");
-    diagnostics.push_back({"missing-kernel", ptx::Severity::Error, 0, 0,
+    diagnostics.push_back({"missing-kernel", ptx::Severity::Error, 1, 1,
                            fmt::format("the module has no `.entry {}` with a body (task '{}'){}", task.kernel, task.name,
                                        found.empty() ? "" : "; entries found: " + found),
                            fmt::format("name the kernel `.visible .entry {}(...)`", task.kernel)});
@@ -439,190 +811,423 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string
       }
     }
   };
-  for (const ptx::TopLevel &item : parsed.module.items)
+  for (const ptx::TopLevel &item : module.items)
     if (item.kind == ptx::TopLevel::Kind::Function) scan(item.function.body);
   return diagnostics;
 }
 
+namespace {
+
+/// Draws a shape from the ranges the shapes of `pool` span: each symbol
+/// uniformly in [min, max], kept a multiple of the greatest common divisor of
+/// its values there when that is above 1; a symbol that never varies stays.
+tasks::Shape drawShape(const tasks::TaskSpec &task, const std::vector<size_t> &pool, uint64_t &state) {
+  tasks::Shape shape;
+  for (const std::string &symbol : task.symbols) {
+    int64_t low = INT64_MAX, high = INT64_MIN, divisor = 0;
+    for (size_t index : pool) {
+      auto found = task.shapes[index].find(symbol);
+      if (found == task.shapes[index].end()) continue;
+      low = std::min(low, found->second);
+      high = std::max(high, found->second);
+      divisor = std::gcd(divisor, found->second);
+    }
+    if (low > high) continue;
+    divisor = std::max<int64_t>(1, divisor);
+    int64_t steps = (high - low) / divisor;
+    shape[symbol] = low + divisor * static_cast<int64_t>(tasks::splitmix64(state) % static_cast<uint64_t>(steps + 1));
+  }
+  return shape;
+}
+
+bool usesTensorCores(const ptx::Module &module) {
+  bool found = false;
+  std::function<void(const std::vector<ptx::Statement> &)> scan = [&](const std::vector<ptx::Statement> &body) {
+    for (const ptx::Statement &statement : body) {
+      if (statement.kind == ptx::Statement::Kind::Block) scan(statement.block.statements);
+      if (statement.kind == ptx::Statement::Kind::Instruction) {
+        const std::string &opcode = statement.instruction.opcode;
+        found = found || opcode == "mma" || opcode == "wgmma" || opcode == "tcgen05" || opcode == "wmma";
+      }
+    }
+  };
+  for (const ptx::TopLevel &item : module.items)
+    if (item.kind == ptx::TopLevel::Kind::Function) scan(item.function.body);
+  return found;
+}
+
+uint64_t freshSeed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device() ^
+         static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+}
+
+/// One executor's part of a check: load, correctness over the shapes (and the
+/// module-state probes), then, for the primary GPU executor, timing and the
+/// re-check. Returns true while the candidate is correct so far; false when
+/// `result` holds a verdict.
+class ExecutorRun {
+public:
+  ExecutorRun(const tasks::TaskSpec &task, const Candidate &candidate, exec::Executor &executor,
+              const CheckOptions &options, CheckResult &result, const CheckSecrets &secrets,
+              const tasks::CompiledReference &reference)
+      : task_(task), candidate_(candidate), executor_(executor), options_(options), result_(result),
+        secrets_(secrets), reference_(reference), gate_(task, executor, options, result, secrets) {}
+
+  ~ExecutorRun() {
+    for (exec::ModuleHandle module : modules_) (void)executor_.unloadModule(module);
+  }
+
+  bool emulated() const { return executor_.moduleFormat() == exec::ModuleFormat::Ptx; }
+
+  Result<bool> load() {
+    auto bytesOf = [](std::string_view text) { return std::vector<uint8_t>(text.begin(), text.end()); };
+    Result<exec::ModuleHandle> referenceModule =
+        emulated() ? executor_.loadModule(bytesOf(reference_.ptx), exec::ModuleFormat::Ptx)
+                   : executor_.loadModule(reference_.cubin, exec::ModuleFormat::Cubin);
+    if (!referenceModule)
+      return makeError(referenceModule.error().kind, "the reference does not load: " + referenceModule.error().message);
+    modules_.push_back(*referenceModule);
+    Result<exec::KernelInfo> referenceKernel = executor_.getKernel(*referenceModule, task_.kernel);
+    if (!referenceKernel) return referenceKernel.error();
+    referenceKernel_ = referenceKernel->handle;
+
+    Result<exec::ModuleHandle> candidateModule =
+        emulated() ? executor_.loadModule(bytesOf(candidate_.text), exec::ModuleFormat::Ptx)
+                   : executor_.loadModule(result_.compile->cubin, exec::ModuleFormat::Cubin);
+    if (!candidateModule && emulated() && candidateModule.error().message.find("unsupported: ") != std::string::npos) {
+      // Not the candidate's fault: the emulator cannot run it. Located, and no verdict.
+      const std::string &message = candidateModule.error().message;
+      uint32_t line = 0;
+      if (size_t at = message.rfind("(line "); at != std::string::npos)
+        line = static_cast<uint32_t>(std::strtoul(message.c_str() + at + 6, nullptr, 10));
+      result_.diagnostics.push_back({"emu-unsupported", ptx::Severity::Error, line, 0, message, ""});
+      result_.verdict = Verdict::NotVerified;
+      result_.summary = "not verified: the emulator cannot run this candidate: " + message;
+      return false;
+    }
+    if (!candidateModule) {
+      if (std::optional<Verdict> verdict = verdictForExecError(candidateModule.error())) {
+        result_.executorError = candidateModule.error().message;
+        result_.verdict = *verdict;
+        result_.summary = std::string(verdictName(*verdict)) + ": " + candidateModule.error().message;
+        return false;
+      }
+      return candidateModule.error();
+    }
+    modules_.push_back(*candidateModule);
+    Result<exec::KernelInfo> candidateKernel = executor_.getKernel(*candidateModule, task_.kernel);
+    if (!candidateKernel) {
+      result_.executorError = candidateKernel.error().message;
+      result_.verdict = Verdict::CompileError;
+      result_.summary = "compile-error: " + candidateKernel.error().message;
+      return false;
+    }
+    candidateKernel_ = candidateKernel->handle;
+    if (!emulated() || !result_.kernel) result_.kernel = *candidateKernel;
+    if (Result<void> ok = gate_.attachModuleVariables(*candidateModule, candidate_.moduleVariables); !ok)
+      return ok.error();
+    return true;
+  }
+
+  /// The task's shapes `indices`, then `drawn` shapes drawn from their ranges.
+  void selectShapes(const std::vector<size_t> &indices, int drawn, uint64_t drawSalt,
+                    const std::vector<tasks::Shape> &extra = {}) {
+    for (size_t index : indices) entries_.push_back({index, task_.shapes[index], false});
+    for (size_t k = 0; k < extra.size(); ++k) entries_.push_back({task_.shapes.size() + 100 + k, extra[k], false});
+    uint64_t state = secrets_.seed ^ drawSalt;
+    for (int k = 0; k < drawn && !indices.empty(); ++k) {
+      tasks::Shape shape = drawShape(task_, indices, state);
+      bool known = std::any_of(entries_.begin(), entries_.end(), [&](const ShapeEntry &e) { return e.shape == shape; });
+      if (!known) entries_.push_back({task_.shapes.size() + static_cast<size_t>(k), shape, true});
+    }
+  }
+
+  Result<bool> correctness(int trials) {
+    for (const ShapeEntry &entry : entries_) {
+      Result<tasks::ResolvedLaunch> referenceLaunch = tasks::resolveLaunch(tasks::LaunchConfig{}, task_, entry.shape);
+      if (!referenceLaunch) return referenceLaunch.error();
+      Result<tasks::ResolvedLaunch> candidateLaunch =
+          tasks::resolveLaunch(candidate_.directives.config, task_, entry.shape);
+      if (!candidateLaunch) {
+        result_.diagnostics.push_back({"launch-directive", ptx::Severity::Error, 1, 1,
+                                       "on " + tasks::shapeToString(entry.shape) + ": " +
+                                           candidateLaunch.error().message,
+                                       ""});
+        result_.verdict = Verdict::LintError;
+        result_.summary = "lint-error: the launch directive does not work for " + tasks::shapeToString(entry.shape);
+        return false;
+      }
+      launches_[entry.index] = {*referenceLaunch, *candidateLaunch};
+      // Drawn shapes get one trial: their point is the shape, not the data.
+      for (int trial = 0; trial < (entry.drawn ? 1 : trials); ++trial) {
+        Result<bool> passed = gate_.runTrial(entry, trial, false, referenceKernel_, candidateKernel_,
+                                             *referenceLaunch, *candidateLaunch);
+        if (!passed || !*passed) return passed;
+      }
+    }
+    // A launch left module variables changed: its next launch would start
+    // from that state. Launches that do must still be right.
+    if (!result_.stateLeft.empty() && !entries_.empty()) {
+      const ShapeEntry &entry = entries_.front();
+      int trial = trials + 10;
+      for (const char *probe : {"left", "ones", "pattern"}) {
+        Result<bool> passed = gate_.runTrial(entry, trial++, false, referenceKernel_, candidateKernel_,
+                                             launches_[entry.index].first, launches_[entry.index].second, probe);
+        if (!passed) return passed;
+        if (!*passed) {
+          std::string names;
+          for (const std::string &name : result_.stateLeft) names += (names.empty() ? "'" : ", '") + name + "'";
+          result_.summary += fmt::format(" (the kernel leaves module variable{} {} changed after a launch, and its "
+                                         "results depend on that state)",
+                                         result_.stateLeft.size() == 1 ? "" : "s", names);
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// The largest of the task's checked shapes (by its buffers).
+  const ShapeEntry *timedShape() const {
+    const ShapeEntry *timed = nullptr;
+    int64_t largest = -1;
+    for (const ShapeEntry &entry : entries_) {
+      if (entry.drawn) continue;
+      int64_t bytes = 0;
+      for (const tasks::ParamSpec &param : task_.params)
+        if (param.isPointer)
+          if (Result<int64_t> count = tasks::evaluate(param.count, entry.shape))
+            bytes += *count * static_cast<int64_t>(tasks::elementSize(param.type));
+      if (bytes > largest) {
+        largest = bytes;
+        timed = &entry;
+      }
+    }
+    return timed;
+  }
+
+  Result<bool> benchmark(int trials) {
+    const ShapeEntry *timed = timedShape();
+    if (!timed) return true;
+    const auto &launch = launches_[timed->index];
+    Result<std::optional<BenchmarkReport>> bench =
+        gate_.benchmark(*timed, trials + 1, referenceKernel_, candidateKernel_, launch.first, launch.second);
+    if (!bench) return bench.error();
+    if (!*bench) return false;
+    result_.benchmarks.push_back(std::move(**bench));
+    BenchmarkReport &report = result_.benchmarks.back();
+
+    // A figure above the machine's ceiling is a measurement bug or a cheat.
+    // The ceilings are measured on first use and cached (`ptxforge device`).
+    std::optional<DeviceCeilings> ceilings = loadCachedCeilings(executor_.properties().name);
+    const bool gpu = executor_.properties().backend.find("gpu") != std::string::npos;
+    if (!ceilings && gpu) {
+      if (Result<DeviceCeilings> measured = measureCeilings(executor_)) {
+        (void)storeCeilings(*measured);
+        ceilings = *measured;
+      } else {
+        result_.diagnostics.push_back({"ceilings-unmeasured", ptx::Severity::Warning, 1, 1,
+                                       "the device's ceilings could not be measured: " + measured.error().message,
+                                       "run `ptxforge device --refresh`"});
+      }
+    }
+    if (ceilings) {
+      if (report.gbps && ceilings->copyGBs > 0) report.copyCeilingFraction = *report.gbps / ceilings->copyGBs;
+      if (report.gflops && ceilings->fp32Gflops > 0) report.fp32CeilingFraction = *report.gflops / ceilings->fp32Gflops;
+    }
+    // Headroom: 10% over a measured ceiling (a candidate may stream better
+    // than the simple kernel that measured it), 5% over a theoretical peak.
+    auto reject = [&](std::string why) {
+      result_.verdict = Verdict::Rejected;
+      result_.summary = "rejected: " + why + "; implausible, so not a result";
+      return false;
+    };
+    if (report.copyCeilingFraction && *report.copyCeilingFraction > 1.10)
+      return reject(fmt::format("{:.0f} GB/s is {:.0f}% of the measured copy ceiling ({:.0f} GB/s)",
+                                report.gbps.value_or(0), 100 * *report.copyCeilingFraction, ceilings->copyGBs));
+    if (report.bandwidthFraction && *report.bandwidthFraction > 1.05)
+      return reject(fmt::format("{:.0f} GB/s is above the device's {:.0f} GB/s DRAM peak", report.gbps.value_or(0),
+                                executor_.properties().peakMemoryBandwidthGBs()));
+    if (report.gflops) {
+      const exec::DeviceProperties &device = executor_.properties();
+      if (usesTensorCores(candidate_.parsed.module)) {
+        // Dense f16/bf16 tensor throughput: 4096 FLOP per SM per clock on
+        // sm_90 (mma.sync and wgmma alike); no task here has a faster type.
+        double peak = 4096.0 * device.multiprocessorCount * device.clockRateKHz * 1e3 / 1e9;
+        if (peak > 0 && *report.gflops > 1.05 * peak)
+          return reject(fmt::format("{:.0f} GFLOP/s is above the device's {:.0f} GFLOP/s tensor-core peak",
+                                    *report.gflops, peak));
+      } else if (report.fp32CeilingFraction && *report.fp32CeilingFraction > 1.10) {
+        return reject(fmt::format("{:.0f} GFLOP/s without tensor cores is {:.0f}% of the measured FP32 ceiling "
+                                  "({:.0f} GFLOP/s)",
+                                  *report.gflops, 100 * *report.fp32CeilingFraction, ceilings->fp32Gflops));
+      }
+    }
+    // The re-check: fresh buffers, the timed shape, after everything else ran.
+    return gate_.runTrial(*timed, trials, true, referenceKernel_, candidateKernel_, launch.first, launch.second);
+  }
+
+  size_t shapeCount() const { return entries_.size(); }
+  size_t drawnCount() const {
+    return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), [](const ShapeEntry &e) { return e.drawn; }));
+  }
+  void setTag(std::string tag) { gate_.setExecutorTag(std::move(tag)); }
+
+private:
+  const tasks::TaskSpec &task_;
+  const Candidate &candidate_;
+  exec::Executor &executor_;
+  const CheckOptions &options_;
+  CheckResult &result_;
+  const CheckSecrets &secrets_;
+  const tasks::CompiledReference &reference_;
+  Gate gate_;
+  std::vector<exec::ModuleHandle> modules_;
+  exec::KernelHandle referenceKernel_, candidateKernel_;
+  std::vector<ShapeEntry> entries_;
+  std::map<size_t, std::pair<tasks::ResolvedLaunch, tasks::ResolvedLaunch>> launches_; ///< (reference, candidate)
+};
+
+} // namespace
+
 Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidatePtx, exec::Executor *executor,
-                          const CheckOptions &options, CheckResult *partial) {
+                          const CheckOptions &options) {
+  return check(task, Candidate::fromText(std::string(candidatePtx), task), executor, options);
+}
+
+Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidate, exec::Executor *executor,
+                          const CheckOptions &options) {
+  const Clock::time_point checkStart = Clock::now();
   CheckResult result;
   result.task = task.name;
-  result.seed = options.seed;
+  result.seed = options.seed ? *options.seed : freshSeed();
+  const CheckSecrets secrets(result.seed);
   result.arch = !options.arch.empty() ? options.arch : executor ? executor->properties().arch() : "sm_90";
   result.device = executor ? executor->properties().name : "";
   result.shapeIndices = options.shapeIndices;
+  result.moduleVariables = candidate.moduleVariables;
   if (result.shapeIndices.empty())
     for (size_t i = 0; i < task.shapes.size(); ++i) result.shapeIndices.push_back(i);
   for (size_t index : result.shapeIndices)
     if (index >= task.shapes.size())
       return makeError(ErrorKind::InvalidInput, fmt::format("task '{}' has {} shapes; there is no shape {}", task.name,
                                                             task.shapes.size(), index));
-  auto finish = [&](Verdict verdict, std::string stage, std::string summary) {
+  auto finish = [&](Verdict verdict, Stage stage, std::string summary) {
     result.verdict = verdict;
-    result.stage = std::move(stage);
+    result.stage = stage;
     if (!summary.empty()) result.summary = std::move(summary);
     ptx::sortByLocation(result.diagnostics);
-    if (partial) *partial = result;
+    result.times.total = millisSince(checkStart);
     return result;
   };
 
   // 1. Lint: the PTX itself, the launch directives, the gate's own checks.
-  result.stage = "lint";
-  result.diagnostics = ptx::lintSource(candidatePtx);
-  tasks::LaunchDirectiveScan directives = tasks::parseLaunchDirectives(candidatePtx, task.symbols);
-  for (ptx::Diagnostic &d : directives.diagnostics) result.diagnostics.push_back(std::move(d));
-  for (ptx::Diagnostic &d : gateChecks(task, candidatePtx)) result.diagnostics.push_back(std::move(d));
+  result.stage = Stage::Lint;
+  Clock::time_point start = Clock::now();
+  result.diagnostics = ptx::lintSource(candidate.text);
+  for (const ptx::Diagnostic &d : candidate.directives.diagnostics) result.diagnostics.push_back(d);
+  for (ptx::Diagnostic &d : gateChecks(task, candidate.parsed.module)) result.diagnostics.push_back(std::move(d));
+  result.times.lint = millisSince(start);
   bool timerRead = std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
                                [](const ptx::Diagnostic &d) { return d.code == "timer-read"; });
-  if (timerRead) return finish(Verdict::Rejected, "lint", "rejected: the candidate reads a timer register");
+  if (timerRead) return finish(Verdict::Rejected, Stage::Lint, "rejected: the candidate reads a timer register");
   if (options.lint && ptx::hasErrors(result.diagnostics)) {
     size_t errors = static_cast<size_t>(std::count_if(result.diagnostics.begin(), result.diagnostics.end(),
                                                       [](const auto &d) { return d.severity == ptx::Severity::Error; }));
-    return finish(Verdict::LintError, "lint", fmt::format("lint-error: {} error{}", errors, errors == 1 ? "" : "s"));
+    return finish(Verdict::LintError, Stage::Lint,
+                  fmt::format("lint-error: {} error{}", errors, errors == 1 ? "" : "s"));
   }
 
-  // 2. Compile.
-  result.stage = "compile";
-  toolchain::CompileOptions compileOptions;
-  compileOptions.arch = result.arch;
-  compileOptions.entryName = task.kernel;
-  Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidatePtx, compileOptions);
-  if (!compiled) return compiled.error();
-  for (const ptx::Diagnostic &d : compiled->diagnostics) result.diagnostics.push_back(d);
-  result.compile = std::move(*compiled);
-  if (!result.compile->ok) return finish(Verdict::CompileError, "compile", "compile-error: the compiler rejected the PTX");
-
-  if (!executor) {
-    finish(Verdict::Rejected, "compile", "");
-    return makeError(ErrorKind::ToolMissing, "not executed: no executor (no GPU here; --executor emu runs the CPU emulator)");
+  // 2. Compile (once: a caller that compiled already hands the result over).
+  result.stage = Stage::Compile;
+  start = Clock::now();
+  if (candidate.compiled && candidate.compiled->arch == result.arch) {
+    result.compile = *candidate.compiled;
+  } else {
+    toolchain::CompileOptions compileOptions;
+    compileOptions.arch = result.arch;
+    compileOptions.entryName = task.kernel;
+    Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.text, compileOptions);
+    if (!compiled) return compiled.error();
+    result.compile = std::move(*compiled);
   }
+  result.times.compile = millisSince(start);
+  for (const ptx::Diagnostic &d : result.compile->diagnostics) result.diagnostics.push_back(d);
+  if (!result.compile->ok) return finish(Verdict::CompileError, Stage::Compile, "compile-error: the compiler rejected the PTX");
 
-  // 3. Execute and compare.
-  result.stage = "execute";
+  if (!executor)
+    return finish(Verdict::NotVerified, Stage::Compile,
+                  "not verified: no executor (no GPU here; --executor emu runs the CPU emulator)");
+
+  // 3. Execute and compare, on the primary executor.
+  result.stage = Stage::Execute;
   Result<tasks::CompiledReference> reference = tasks::compileReference(task, result.arch);
   if (!reference) return reference.error();
   result.referenceCompiler = reference->nvrtcVersion;
-  // The GPU runs the cubins; the emulator runs the PTX itself.
-  bool emulated = executor->moduleFormat() == exec::ModuleFormat::Ptx;
-  auto bytesOf = [](std::string_view text) { return std::vector<uint8_t>(text.begin(), text.end()); };
-  Result<exec::ModuleHandle> referenceModule =
-      emulated ? executor->loadModule(bytesOf(reference->ptx), exec::ModuleFormat::Ptx)
-               : executor->loadModule(reference->cubin, exec::ModuleFormat::Cubin);
-  if (!referenceModule)
-    return makeError(referenceModule.error().kind, "the reference does not load: " + referenceModule.error().message);
-  Result<exec::KernelInfo> referenceKernel = executor->getKernel(*referenceModule, task.kernel);
-  if (!referenceKernel) return referenceKernel.error();
-  Result<exec::ModuleHandle> candidateModule =
-      emulated ? executor->loadModule(bytesOf(candidatePtx), exec::ModuleFormat::Ptx)
-               : executor->loadModule(result.compile->cubin, exec::ModuleFormat::Cubin);
-  if (!candidateModule && emulated && candidateModule.error().message.find("unsupported: ") != std::string::npos) {
-    // Not the candidate's fault: the emulator cannot run it. Located, and no verdict.
-    const std::string &message = candidateModule.error().message;
-    uint32_t line = 0;
-    if (size_t at = message.rfind("(line "); at != std::string::npos)
-      line = static_cast<uint32_t>(std::strtoul(message.c_str() + at + 6, nullptr, 10));
-    result.diagnostics.push_back({"emu-unsupported", ptx::Severity::Error, line, 0, message, ""});
-    finish(Verdict::Rejected, "execute", "");
-    return makeError(ErrorKind::ToolMissing, "not executed: the emulator cannot run this candidate: " + message);
+  const int trials = std::max(1, options.trials);
+  ExecutorRun primary(task, candidate, *executor, options, result, secrets, *reference);
+  Result<bool> ok = primary.load();
+  if (ok && *ok) {
+    primary.selectShapes(result.shapeIndices, options.drawnShapes, 0xd7a5, options.extraShapes);
+    ok = primary.correctness(trials);
   }
-  if (!candidateModule) {
-    if (std::optional<Verdict> verdict = verdictForExecError(candidateModule.error())) {
-      result.executorError = candidateModule.error().message;
-      return finish(*verdict, "execute", std::string(verdictName(*verdict)) + ": " + candidateModule.error().message);
-    }
-    return candidateModule.error();
-  }
-  Result<exec::KernelInfo> candidateKernel = executor->getKernel(*candidateModule, task.kernel);
-  if (!candidateKernel) {
-    result.executorError = candidateKernel.error().message;
-    return finish(Verdict::CompileError, "execute", "compile-error: " + candidateKernel.error().message);
-  }
-  result.kernel = *candidateKernel;
+  if (!ok) return ok.error();
+  if (!*ok) return finish(result.verdict, Stage::Execute, "");
 
-  // Unload both modules however the gate ends (a no-op after a crash).
-  struct ModuleUnloader {
-    exec::Executor &executor;
-    std::vector<exec::ModuleHandle> modules;
-    ~ModuleUnloader() {
-      for (exec::ModuleHandle module : modules) (void)executor.unloadModule(module);
+  // 4. On a GPU machine, the emulator's sanitizers as a second opinion
+  // (memory, races within and across CTAs, initialization, barriers).
+  if (options.sanitizer && !primary.emulated()) {
+    start = Clock::now();
+    result.sanitizer = options.sanitizer->properties().name;
+    CheckResult second = result; // verdicts land here first, then are merged
+    second.trials.clear();
+    ExecutorRun sanitizer(task, candidate, *options.sanitizer, options, second, secrets, *reference);
+    sanitizer.setTag("emu");
+    Result<bool> sane = sanitizer.load();
+    if (sane && *sane) {
+      sanitizer.selectShapes(options.sanitizerShapeIndices.empty() ? task.smallShapes : options.sanitizerShapeIndices,
+                             1, 0x5a71);
+      sane = sanitizer.correctness(1);
     }
-  } unloader{*executor, {*referenceModule, *candidateModule}};
-
-  Gate gate(task, *executor, options, result);
-  std::map<size_t, std::pair<tasks::ResolvedLaunch, tasks::ResolvedLaunch>> launches; // shape → (reference, candidate)
-  for (size_t shapeIndex : result.shapeIndices) {
-    const tasks::Shape &shape = task.shapes[shapeIndex];
-    Result<tasks::ResolvedLaunch> referenceLaunch = tasks::resolveLaunch(tasks::LaunchConfig{}, task, shape);
-    if (!referenceLaunch) return referenceLaunch.error();
-    Result<tasks::ResolvedLaunch> candidateLaunch = tasks::resolveLaunch(directives.config, task, shape);
-    if (!candidateLaunch) {
-      result.diagnostics.push_back({"launch-directive", ptx::Severity::Error, 0, 0,
-                                    "on " + tasks::shapeToString(shape) + ": " + candidateLaunch.error().message, ""});
-      return finish(Verdict::LintError, "execute", "lint-error: the launch directive does not work for " +
-                                                       tasks::shapeToString(shape));
-    }
-    launches[shapeIndex] = {*referenceLaunch, *candidateLaunch};
-    for (int trial = 0; trial < std::max(1, options.trials); ++trial) {
-      Result<bool> passed = gate.runTrial(shapeIndex, trial, false, referenceKernel->handle, candidateKernel->handle,
-                                          *referenceLaunch, *candidateLaunch);
-      if (!passed) return passed.error();
-      if (!*passed) return finish(result.verdict, "execute", "");
+    if (!sane) return sane.error();
+    result.diagnostics = std::move(second.diagnostics);
+    for (TrialReport &trial : second.trials) result.trials.push_back(std::move(trial));
+    result.times.sanitizer = millisSince(start);
+    if (!*sane) {
+      if (second.verdict == Verdict::NotVerified) {
+        // The emulator lacks an instruction the candidate uses: the GPU's
+        // verdict stands, and the result says what was not checked.
+        result.diagnostics.push_back({"sanitizer-skipped", ptx::Severity::Warning, 1, 1,
+                                      "the emulator's sanitizers did not run: " + second.summary, ""});
+      } else {
+        result.executorError = second.executorError;
+        return finish(second.verdict, Stage::Execute, "on the emulator (sanitizers): " + second.summary);
+      }
     }
   }
 
-  if (emulated)
-    return finish(Verdict::Correct, "execute",
-                  fmt::format("correct on {} shape(s) x {} trial(s) in the emulator; not timed (timing needs a GPU)",
-                              result.shapeIndices.size(), std::max(1, options.trials)));
+  const size_t shapes = primary.shapeCount();
+  const std::string checked = fmt::format("{} shape(s) x {} trial(s){}", shapes - primary.drawnCount(), trials,
+                                          primary.drawnCount() ? fmt::format(" + {} drawn shape(s)", primary.drawnCount())
+                                                               : std::string());
+  const std::string sanitized =
+      result.sanitizer.empty() ? "" : fmt::format("; emulator sanitizers clean");
+  if (primary.emulated())
+    return finish(Verdict::Correct, Stage::Execute,
+                  fmt::format("correct on {} in the emulator; not timed (timing needs a GPU)", checked));
   if (!options.benchmark)
-    return finish(Verdict::Correct, "execute",
-                  fmt::format("correct on {} shape(s) x {} trial(s); not timed", result.shapeIndices.size(),
-                              std::max(1, options.trials)));
+    return finish(Verdict::Correct, Stage::Execute, fmt::format("correct on {}{}; not timed", checked, sanitized));
 
-  // 4. Benchmark: the largest checked shape (by its buffers), then a re-check.
-  result.stage = "benchmark";
-  size_t timed = result.shapeIndices.front();
-  int64_t largest = -1;
-  for (size_t shapeIndex : result.shapeIndices) {
-    int64_t bytes = 0;
-    for (const tasks::ParamSpec &param : task.params)
-      if (param.isPointer)
-        if (Result<int64_t> count = tasks::evaluate(param.count, task.shapes[shapeIndex]))
-          bytes += *count * static_cast<int64_t>(tasks::elementSize(param.type));
-    if (bytes > largest) {
-      largest = bytes;
-      timed = shapeIndex;
-    }
-  }
-  Result<std::optional<BenchmarkReport>> bench = gate.benchmark(timed, referenceKernel->handle, candidateKernel->handle,
-                                                                launches[timed].first, launches[timed].second);
-  if (!bench) return bench.error();
-  if (!*bench) return finish(result.verdict, "benchmark", "");
-  result.benchmarks.push_back(std::move(**bench));
+  // 5. Benchmark: the largest checked shape, then a re-check.
+  result.stage = Stage::Benchmark;
+  ok = primary.benchmark(trials);
+  if (!ok) return ok.error();
+  if (!*ok) return finish(result.verdict, Stage::Benchmark, "");
   const BenchmarkReport &report = result.benchmarks.back();
-
-  // A figure above the machine's ceiling is a measurement bug or a cheat. The
-  // measured copy ceiling gets 10% headroom (a candidate may stream better than
-  // the simple copy that measured it); the theoretical peak gets 5%.
-  if (report.copyCeilingFraction && *report.copyCeilingFraction > 1.10)
-    return finish(Verdict::Rejected, "benchmark",
-                  fmt::format("rejected: {:.0f} GB/s is {:.0f}% of the measured copy ceiling; implausible",
-                              report.gbps.value_or(0), 100 * *report.copyCeilingFraction));
-  if (report.bandwidthFraction && *report.bandwidthFraction > 1.05)
-    return finish(Verdict::Rejected, "benchmark",
-                  fmt::format("rejected: {:.0f} GB/s is above the device's {:.0f} GB/s DRAM peak; implausible",
-                              report.gbps.value_or(0), executor->properties().peakMemoryBandwidthGBs()));
-
-  Result<bool> recheck = gate.runTrial(timed, std::max(1, options.trials), true, referenceKernel->handle,
-                                       candidateKernel->handle, launches[timed].first, launches[timed].second);
-  if (!recheck) return recheck.error();
-  if (!*recheck) return finish(result.verdict, "benchmark", "");
-
-  return finish(Verdict::Correct, "done",
-                fmt::format("correct on {} shape(s) x {} trial(s); {:.2f}x the nvcc baseline on {} [{:.2f}, {:.2f}]",
-                            result.shapeIndices.size(), std::max(1, options.trials), report.speedup,
-                            tasks::shapeToString(report.shape), report.speedupLow, report.speedupHigh));
+  return finish(Verdict::Correct, Stage::Done,
+                fmt::format("correct on {}{}; {:.2f}x the nvcc baseline on {} [{:.2f}, {:.2f}]", checked, sanitized,
+                            report.speedup, tasks::shapeToString(report.shape), report.speedupLow, report.speedupHigh));
 }
 
 Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor &a, exec::Executor &b,
@@ -643,6 +1248,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
     CheckResult scratch;
     std::optional<Gate> gate;
   };
+  const CheckSecrets secrets(options.seed.value_or(1)); // both sides get the same inputs
   Side sides[2] = {{a, {}, {}, {}, {}}, {b, {}, {}, {}, {}}};
   for (Side &side : sides) {
     bool ptx = side.executor.moduleFormat() == exec::ModuleFormat::Ptx;
@@ -655,7 +1261,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
     if (!kernel) return kernel.error();
     side.module = *module;
     side.kernel = kernel->handle;
-    side.gate.emplace(task, side.executor, options, side.scratch);
+    side.gate.emplace(task, side.executor, options, side.scratch, secrets);
   }
   for (size_t shapeIndex : shapes) {
     if (shapeIndex >= task.shapes.size())
@@ -778,12 +1384,22 @@ nlohmann::json toJson(const CheckResult &result) {
         output["first_mismatch"] = {{"index", *o.compare.firstMismatch}, {"got", o.compare.firstGotText},
                                     {"expected", o.compare.firstWantText}};
       if (!o.guardDetail.empty()) output["guard_detail"] = o.guardDetail;
+      if (o.isInput) {
+        output["is_input"] = true;
+        output["input_bytes_changed"] = o.inputBytesChanged;
+        if (o.firstChangedElement) output["first_changed_element"] = *o.firstChangedElement;
+      }
       outputs.push_back(std::move(output));
     }
-    trials.push_back({{"shape_index", t.shapeIndex}, {"shape", t.shape}, {"trial", t.trial},
-                      {"after_timing", t.afterTiming}, {"passed", t.passed},
-                      {"grid", t.launch.grid}, {"block", t.launch.block}, {"smem", t.launch.smem},
-                      {"outputs", std::move(outputs)}});
+    nlohmann::json trial = {{"shape_index", t.shapeIndex}, {"shape", t.shape}, {"trial", t.trial},
+                            {"after_timing", t.afterTiming}, {"passed", t.passed},
+                            {"grid", t.launch.grid}, {"block", t.launch.block}, {"smem", t.launch.smem},
+                            {"outputs", std::move(outputs)}};
+    if (t.drawn) trial["drawn"] = true;
+    if (t.timed) trial["timed"] = true;
+    if (!t.executor.empty()) trial["executor"] = t.executor;
+    if (!t.probe.empty()) trial["probe"] = t.probe;
+    trials.push_back(std::move(trial));
   }
   nlohmann::json timings = nlohmann::json::array();
   for (const BenchmarkReport &b : result.benchmarks)
@@ -794,9 +1410,18 @@ nlohmann::json toJson(const CheckResult &result) {
                        {"baseline_gbps", optionalJson(b.baselineGbps)},
                        {"dram_bandwidth_fraction", optionalJson(b.bandwidthFraction)},
                        {"copy_ceiling_fraction", optionalJson(b.copyCeilingFraction)},
-                       {"fp32_ceiling_fraction", optionalJson(b.fp32CeilingFraction)}});
+                       {"fp32_ceiling_fraction", optionalJson(b.fp32CeilingFraction)},
+                       {"schedule", {{"warmups", b.warmups}, {"launches_per_round", b.launchesPerRound},
+                                     {"verified_timed_launches", b.verifiedTimedLaunches}}}});
+  const StageTimes &st = result.times;
+  nlohmann::json times = {{"lint", st.lint},         {"compile", st.compile},     {"inputs", st.inputs},
+                          {"reference", st.reference}, {"candidate", st.candidate}, {"compare", st.compare},
+                          {"bench", st.bench},       {"sanitizer", st.sanitizer}, {"total", st.total}};
   return {{"verdict", verdictName(result.verdict)},
-          {"stage", result.stage},
+          {"stage", stageName(result.stage)},
+          {"timings_ms", std::move(times)},
+          {"module_state", {{"variables", result.moduleVariables}, {"left_changed", result.stateLeft}}},
+          {"sanitizer", result.sanitizer},
           {"summary", result.summary},
           {"diagnostics", toolchain::toJson(result.diagnostics)},
           {"resources", std::move(resources)},
@@ -822,7 +1447,8 @@ nlohmann::json toJson(const CheckResult &result) {
 std::string formatText(const CheckResult &result) {
   std::string out = fmt::format("{}: {}\n", verdictName(result.verdict), result.summary);
   out += fmt::format("  task {} on {} ({}), seed {}, stage reached: {}\n", result.task,
-                     result.device.empty() ? "no device" : result.device, result.arch, result.seed, result.stage);
+                     result.device.empty() ? "no device" : result.device, result.arch, result.seed,
+                     stageName(result.stage));
   if (result.compile && result.compile->ok) {
     const toolchain::ResourceUsage &r = result.compile->resources;
     out += fmt::format("  resources: {} registers, {} B spill stores, {} B spill loads, {} B shared, {} B stack\n",
@@ -905,7 +1531,8 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
   const tasks::ParamSpec &outputParam = task.params[outputIndex];
 
   CheckResult scratch; // Gate's home for verdicts; nothing here produces one
-  Gate gate(task, executor, options, scratch);
+  const CheckSecrets secrets(options.seed.value_or(1));
+  Gate gate(task, executor, options, scratch, secrets);
 
   // The library first, on buffers of its own holding the benchmark's inputs:
   // an executor without it (the emulator, a machine without cuBLAS) answers

@@ -5,6 +5,7 @@
 
 #include "exec/Executor.h"
 #include "ptx/Diagnostic.h"
+#include "ptx/Parser.h"
 #include "support/Result.h"
 #include "support/Stats.h"
 #include "tasks/Compare.h"
@@ -22,26 +23,54 @@
 namespace ptxforge::verify {
 
 /// The Result contract's verdicts (DESIGN.md), plus `launch-error` for a
-/// launch the driver refused (bad geometry, too many resources).
-enum class Verdict { Correct, Wrong, CompileError, LintError, Crashed, Timeout, LaunchError, Rejected };
+/// launch the driver refused (bad geometry, too many resources), `no-ptx` for
+/// a model answer with no PTX in it and `not-verified` for a candidate the gate
+/// could not run (no executor, an instruction the emulator lacks): neither of
+/// the last two says anything about the kernel.
+enum class Verdict { Correct, Wrong, CompileError, LintError, Crashed, Timeout, LaunchError, Rejected, NoPtx, NotVerified };
 
+/// The stable kebab-case name ("compile-error"); the one name table.
 const char *verdictName(Verdict verdict);
+/// The inverse of verdictName; nullopt for any other text.
+std::optional<Verdict> parseVerdict(std::string_view name);
+
+/// How far the gate got, in order: a later stage means more was proven.
+enum class Stage { Extract, Lint, Compile, Execute, Benchmark, Done };
+
+const char *stageName(Stage stage);
+std::optional<Stage> parseStage(std::string_view name);
 
 struct CheckOptions {
   std::string arch;                  ///< empty: the executor's device architecture
   std::vector<size_t> shapeIndices;  ///< empty: every shape of the task
-  uint64_t seed = 1;
+  /// Inputs, poison patterns, guard bytes, drawn shapes and the timing
+  /// schedule all derive from the seed. Unset: a fresh random seed per check
+  /// (recorded in the result); set it to reproduce a check.
+  std::optional<uint64_t> seed;
   int trials = 3;                    ///< fresh random inputs per trial
+  /// Extra shapes per check drawn at random from the ranges the task's shapes
+  /// span (tasks::drawShape), on top of shapeIndices.
+  int drawnShapes = 1;
+  /// Extra shapes given explicitly (`check --shape M=256,N=256,K=64`).
+  std::vector<tasks::Shape> extraShapes;
   bool benchmark = true;
   int timingRounds = 10;             ///< candidate and baseline alternate per round
-  int repetitionsPerRound = 5;
+  int repetitionsPerRound = 5;       ///< the mean; each round draws its own count around it
   uint32_t launchTimeoutMs = 10'000; ///< watchdog deadline of one launch
   bool lint = true;                  ///< false: lint errors do not stop the gate (find false positives)
+  /// A second executor that checks correctness with sanitizers (the CPU
+  /// emulator) on the task's small shapes after the primary executor (the
+  /// GPU) passed; `correct` then needs both. Null: the primary alone.
+  exec::Executor *sanitizer = nullptr;
+  std::vector<size_t> sanitizerShapeIndices; ///< empty: the task's small shapes
 };
 
 /// One output buffer of one checked launch.
 struct OutputReport {
   std::string param;
+  bool isInput = false; ///< an input buffer: checked for being left unchanged, not compared
+  size_t inputBytesChanged = 0;
+  std::optional<size_t> firstChangedElement;
   tasks::CompareResult compare;
   /// Bytes changed in the guard zones before / after the buffer (out-of-bounds writes).
   size_t guardBytesBefore = 0;
@@ -51,10 +80,15 @@ struct OutputReport {
 
 /// One (shape, trial) correctness run.
 struct TrialReport {
+  /// Into the task's shapes; a drawn shape has an index past them.
   size_t shapeIndex = 0;
   tasks::Shape shape;
+  bool drawn = false;       ///< drawn at random for this check, not one of the task's shapes
   int trial = 0;
   bool afterTiming = false; ///< the re-check after the benchmark
+  bool timed = false;       ///< the output of a timed launch, verified
+  std::string executor;     ///< the backend that ran it ("gpu", "emu", ...); empty: the primary
+  std::string probe;        ///< non-empty: a launch with module state not restored (what was left in it)
   tasks::ResolvedLaunch launch;
   bool passed = false;
   std::vector<OutputReport> outputs;
@@ -76,12 +110,22 @@ struct BenchmarkReport {
   std::optional<double> bandwidthFraction; ///< of the device's theoretical DRAM bandwidth
   /// Of the measured ceilings (`ptxforge device`), when they are cached for this device.
   std::optional<double> copyCeilingFraction, fp32CeilingFraction;
+  /// The schedule drawn for this check: warm-ups and launches per round.
+  int warmups = 0;
+  std::vector<int> launchesPerRound;
+  int verifiedTimedLaunches = 0; ///< timed launches whose outputs were checked
+};
+
+/// Wall time of each stage of one check, in milliseconds.
+struct StageTimes {
+  double lint = 0, compile = 0, inputs = 0, reference = 0, candidate = 0, compare = 0, bench = 0, sanitizer = 0,
+         total = 0;
 };
 
 /// Everything one check found: the Result contract of DESIGN.md.
 struct CheckResult {
-  Verdict verdict = Verdict::Rejected;
-  std::string stage;   ///< the last stage reached: lint, compile, execute, benchmark, done
+  Verdict verdict = Verdict::NotVerified;
+  Stage stage = Stage::Lint; ///< the last stage reached
   std::string summary; ///< one line a person or a model reads first
   std::vector<ptx::Diagnostic> diagnostics;
   std::optional<toolchain::CompileResult> compile;
@@ -89,6 +133,13 @@ struct CheckResult {
   std::vector<TrialReport> trials;
   std::vector<BenchmarkReport> benchmarks;
   std::string executorError; ///< the driver's words for crashed / timeout / launch-error
+  /// Module-scope `.global` variables of the candidate: restored to their
+  /// initial contents before every launch; `stateLeft` names those a launch
+  /// left changed (the gate then probes launches that start from that state).
+  std::vector<std::string> moduleVariables;
+  std::vector<std::string> stateLeft;
+  std::string sanitizer; ///< the second executor's device ("" when none ran)
+  StageTimes times;
   // Provenance.
   std::string task;
   std::string arch;
@@ -102,19 +153,37 @@ struct CheckResult {
 /// baseline (the task's largest timed shape); null when nothing was timed.
 const BenchmarkReport *headlineBenchmark(const CheckResult &result);
 
+/// A candidate as the gate sees it, built once from its text: the parsed
+/// module, the launch directives, the entries, and (when the caller already
+/// compiled it, as the solve loop does for its SASS dedupe) the compile.
+struct Candidate {
+  std::string text;
+  ptx::ParseResult parsed;
+  tasks::LaunchDirectiveScan directives;
+  std::vector<std::string> entries;
+  /// Module-scope `.global` variables that a kernel could keep state in.
+  std::vector<std::string> moduleVariables;
+  /// Reuse this compile instead of compiling again (must be for the check's arch).
+  std::optional<toolchain::CompileResult> compiled;
+
+  static Candidate fromText(std::string text, const tasks::TaskSpec &task);
+};
+
 /// Static checks that belong to the gate rather than to PTX itself: the task's
 /// kernel exists with a compatible signature, no timer is read (codes
 /// `missing-kernel`, `signature-mismatch`, `timer-read`).
+std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::Module &module);
 std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, std::string_view candidatePtx);
 
-/// Runs the gate on `candidatePtx` for `task`. `executor` may be null (no GPU):
-/// then the gate stops after compile with an Error of kind ToolMissing that
-/// says so, after filling `partial` with what was found up to there.
-/// An Error means the gate itself could not run (reference does not compile,
-/// executor failure unrelated to the candidate); the candidate's own failures
-/// are verdicts in an ok Result.
+/// Runs the gate on `candidate` for `task`. `executor` may be null (no GPU):
+/// then the verdict is `not-verified` after compile. Every failure of the
+/// candidate, including one the gate cannot run, is a verdict in an ok
+/// Result; an Error means the gate itself is broken (the reference does not
+/// compile or fails, an executor failure unrelated to the candidate).
+Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidate, exec::Executor *executor,
+                          const CheckOptions &options);
 Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidatePtx, exec::Executor *executor,
-                          const CheckOptions &options, CheckResult *partial = nullptr);
+                          const CheckOptions &options);
 
 /// One output of one (shape, trial) run of a task's reference on two executors.
 struct CrossCheckRow {

@@ -146,13 +146,6 @@ private:
   std::optional<std::string> problem_;
 };
 
-std::optional<Verdict> parseVerdict(std::string_view name) {
-  for (Verdict verdict : {Verdict::Correct, Verdict::Wrong, Verdict::CompileError, Verdict::LintError,
-                          Verdict::Crashed, Verdict::Timeout, Verdict::LaunchError, Verdict::Rejected})
-    if (name == verdictName(verdict)) return verdict;
-  return std::nullopt;
-}
-
 std::optional<ptx::Severity> parseSeverity(std::string_view name) {
   for (ptx::Severity severity : {ptx::Severity::Error, ptx::Severity::Warning, ptx::Severity::Note})
     if (name == ptx::severityName(severity)) return severity;
@@ -204,7 +197,7 @@ std::vector<std::string> readStrings(Reader &reader, const Node &node) {
 }
 
 std::optional<toolchain::CompileResult> readCompile(Reader &reader, const Node &root, Verdict verdict,
-                                                    const std::string &stage) {
+                                                    Stage stage) {
   Node resources = reader.field(root, "resources");
   if (!resources.value || resources.value->is_null()) return std::nullopt;
   toolchain::CompileResult compile;
@@ -223,7 +216,7 @@ std::optional<toolchain::CompileResult> readCompile(Reader &reader, const Node &
   // stopped on it.
   Node known = reader.field(resources, "known", /*optional=*/true);
   r.known = known.value ? reader.flag(known) : r.registers >= 0;
-  compile.ok = !(verdict == Verdict::CompileError && stage == "compile");
+  compile.ok = !(verdict == Verdict::CompileError && stage == Stage::Compile);
   Node details = reader.field(root, "compile", /*optional=*/true);
   if (details.value && !details.value->is_null()) {
     compile.ok = reader.flag(details, "ok");
@@ -265,6 +258,12 @@ std::vector<TrialReport> readTrials(Reader &reader, const Node &array) {
     trial.shape = readShape(reader, reader.field(node, "shape"));
     trial.trial = reader.integer<int>(node, "trial");
     trial.afterTiming = reader.flag(node, "after_timing");
+    // Fields newer than the first stored results: optional.
+    if (Node drawn = reader.field(node, "drawn", /*optional=*/true); drawn.value) trial.drawn = reader.flag(drawn);
+    if (Node timed = reader.field(node, "timed", /*optional=*/true); timed.value) trial.timed = reader.flag(timed);
+    if (Node executor = reader.field(node, "executor", /*optional=*/true); executor.value)
+      trial.executor = reader.text(executor);
+    if (Node probe = reader.field(node, "probe", /*optional=*/true); probe.value) trial.probe = reader.text(probe);
     trial.passed = reader.flag(node, "passed");
     trial.launch.grid = readDims(reader, reader.field(node, "grid"));
     trial.launch.block = readDims(reader, reader.field(node, "block"));
@@ -274,6 +273,10 @@ std::vector<TrialReport> readTrials(Reader &reader, const Node &array) {
       output.param = reader.text(outputNode, "param");
       output.guardBytesBefore = reader.integer<size_t>(outputNode, "guard_bytes_before");
       output.guardBytesAfter = reader.integer<size_t>(outputNode, "guard_bytes_after");
+      if (Node input = reader.field(outputNode, "is_input", /*optional=*/true); input.value)
+        output.isInput = reader.flag(input);
+      if (Node changed = reader.field(outputNode, "input_bytes_changed", /*optional=*/true); changed.value)
+        output.inputBytesChanged = reader.integer<size_t>(changed);
       output.compare = readCompare(reader, outputNode);
       Node detail = reader.field(outputNode, "guard_detail", /*optional=*/true);
       if (detail.value) output.guardDetail = reader.text(detail);
@@ -333,8 +336,12 @@ CheckResult readCheckResult(Reader &reader, const Node &root) {
   else if (verdict.value && verdict.value->is_string())
     reader.fail(verdict, "unknown verdict '" + verdictText +
                              "' (valid: correct, wrong, compile-error, lint-error, crashed, timeout, launch-error, "
-                             "rejected)");
-  result.stage = reader.text(root, "stage");
+                             "rejected, no-ptx, not-verified)");
+  Node stage = reader.field(root, "stage");
+  std::string stageText = reader.text(stage);
+  if (std::optional<Stage> parsed = parseStage(stageText)) result.stage = *parsed;
+  else if (stage.value && stage.value->is_string())
+    reader.fail(stage, "unknown stage '" + stageText + "' (valid: extract, lint, compile, execute, benchmark, done)");
   result.summary = reader.text(root, "summary");
   result.diagnostics = readDiagnostics(reader, reader.field(root, "diagnostics"));
   result.compile = readCompile(reader, root, result.verdict, result.stage);

@@ -29,7 +29,11 @@ Request sampleRequest() {
   request.config.dynamicSharedBytes = 100 * 1024;
   request.config.timeoutMs = 1500;
   request.args = KernelArgs().buffer(BufferHandle{42}).scalar<uint32_t>(7).scalar<double>(0.5).pack();
-  request.timing = TimingOptions{3, 20, false, 9000};
+  request.timing = TimingOptions{3, 20, false, 9000, {}};
+  request.timing.beforeEachLaunch = {{BufferHandle{5}, 1024, BufferHandle{6}, 0, 4096, 0},
+                                     {BufferHandle{7}, 0, BufferHandle{}, 0, 64, 0xab}};
+  request.handle2 = 0x7f00'9999'0000ull;
+  request.offset2 = 77;
   request.library.op = LibraryOp::GemmBatched;
   request.library.m = 777;
   request.library.n = 1234;
@@ -164,8 +168,9 @@ TEST(Protocol, TrailingBytesAndUnknownEnumsAreRejected) {
 
 TEST(Protocol, HugeLengthFieldIsRejectedWithoutAllocating) {
   std::vector<uint8_t> payload = encode(Request{});
-  // The `name` string's u64 length follows op(1) handle(8) offset(8) bytes(8) value(4) format(1).
-  const size_t nameLength = 1 + 8 + 8 + 8 + 4 + 1;
+  // The `name` string's u64 length follows op(1) handle(8) offset(8) handle2(8)
+  // offset2(8) bytes(8) value(4) format(1).
+  const size_t nameLength = 1 + 8 + 8 + 8 + 8 + 8 + 4 + 1;
   const uint64_t huge = ~0ull;
   std::memcpy(payload.data() + nameLength, &huge, sizeof huge);
   EXPECT_FALSE(decodeRequest(payload));

@@ -30,7 +30,7 @@ const char *const kCandidatePtx = ".version 8.0\n"
 verify::CheckResult withProvenance(verify::Verdict verdict, std::string stage, std::string summary) {
   verify::CheckResult result;
   result.verdict = verdict;
-  result.stage = std::move(stage);
+  result.stage = verify::parseStage(stage).value();
   result.summary = std::move(summary);
   result.task = "L1/saxpy";
   result.arch = "sm_90";

@@ -262,6 +262,34 @@ std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, con
   return indices;
 }
 
+std::optional<tasks::Shape> parseShapeOption(const tasks::TaskSpec &task, const std::string &text) {
+  tasks::Shape shape;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t equals = item.find('=');
+    std::string symbol = item.substr(0, equals);
+    char *end = nullptr;
+    long long value = equals == std::string::npos ? 0 : std::strtoll(item.c_str() + equals + 1, &end, 10);
+    bool known = std::find(task.symbols.begin(), task.symbols.end(), symbol) != task.symbols.end();
+    if (equals == std::string::npos || !known || value <= 0 || *end != '\0' || shape.count(symbol)) {
+      std::string symbols;
+      for (const std::string &s : task.symbols) symbols += (symbols.empty() ? "" : ",") + s + "=N";
+      fmt::print(stderr, "ptxforge: error: --shape '{}': expected {} (each symbol of task '{}' once, positive)\n",
+                 text, symbols, task.name);
+      return std::nullopt;
+    }
+    shape[symbol] = value;
+  }
+  if (shape.size() != task.symbols.size()) {
+    fmt::print(stderr, "ptxforge: error: --shape '{}': task '{}' has symbols", text, task.name);
+    for (const std::string &s : task.symbols) fmt::print(stderr, " {}", s);
+    fmt::print(stderr, "; give each one\n");
+    return std::nullopt;
+  }
+  return shape;
+}
+
 std::unique_ptr<exec::Executor> createExecutor(const std::string &choice, std::string &unavailable) {
   std::unique_ptr<exec::Executor> executor;
   unavailable.clear();
@@ -314,29 +342,53 @@ int runCheck(const Options &options) {
   if (!shapes) return kExitUsage;
 
   verify::CheckOptions checkOptions = checkOptionsFrom(options);
+  checkOptions.seed = options.checkSeed;
   checkOptions.shapeIndices = *shapes;
   checkOptions.benchmark = !options.noBench;
   checkOptions.lint = !options.noLint;
-  verify::CheckResult partial;
-  Result<verify::CheckResult> checked = verify::check(*task, input->text, executor.get(), checkOptions, &partial);
-  const verify::CheckResult &result = checked ? *checked : partial;
-  bool executed = checked.ok();
+  checkOptions.drawnShapes = options.drawnShapes;
+  for (const std::string &text : options.explicitShapes) {
+    std::optional<tasks::Shape> shape = parseShapeOption(*task, text);
+    if (!shape) return kExitUsage;
+    checkOptions.extraShapes.push_back(std::move(*shape));
+  }
+  // On a GPU machine the emulator's sanitizers are a second opinion that
+  // `correct` needs too; `--executor gpu` (or --no-sanitizer) runs the GPU alone.
+  std::unique_ptr<exec::Executor> sanitizer;
+  std::string sanitizerSkipped;
+  if (executor && !emulated) {
+    if (options.executor == "gpu" || options.noSanitizer) {
+      sanitizerSkipped = "the emulator's sanitizers (memory, races, initialization) were not run: --executor auto runs them";
+    } else {
+      std::string unavailable;
+      sanitizer = createExecutor("emu", unavailable);
+      if (!sanitizer) sanitizerSkipped = "the emulator's sanitizers could not start: " + unavailable;
+      checkOptions.sanitizer = sanitizer.get();
+    }
+  }
+  Result<verify::CheckResult> checked = verify::check(*task, input->text, executor.get(), checkOptions);
+  if (!checked) {
+    if (options.format == "json") {
+      nlohmann::json out = {{"file", input->name}, {"verdict", nullptr}, {"error", checked.error().message}};
+      std::cout << out.dump(2) << '\n';
+    } else {
+      fmt::print(stderr, "ptxforge: error: {}\n", checked.error().message);
+    }
+    return kExitUsage;
+  }
+  verify::CheckResult &result = *checked;
+  if (!noExecutor.empty() && result.verdict == verify::Verdict::NotVerified) result.summary += " (" + noExecutor + ")";
+  if (!sanitizerSkipped.empty())
+    result.diagnostics.push_back({"sanitizer-skipped", ptx::Severity::Warning, 1, 1, sanitizerSkipped, ""});
   if (options.format == "json") {
     nlohmann::json out = verify::toJson(result);
     out["file"] = input->name;
-    if (!executed) {
-      out["verdict"] = nullptr;
-      out["error"] = checked.error().message + (noExecutor.empty() ? "" : " (" + noExecutor + ")");
-    }
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << ptx::formatDiagnosticsText(result.diagnostics, input->name, input->text);
-    if (executed)
-      std::cout << verify::formatText(result);
-    else
-      fmt::print("not verified: {}{}\n", checked.error().message, noExecutor.empty() ? "" : " (" + noExecutor + ")");
+    std::cout << verify::formatText(result);
   }
-  if (!executed) return kExitUsage;
+  if (result.verdict == verify::Verdict::NotVerified) return kExitUsage;
   return result.verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
 }
 
@@ -667,7 +719,15 @@ void registerCommands(CLI::App &app, Options &options) {
   check->add_option("--arch", options.checkArch, "Target architecture (default: the device's)")->envname("PTXFORGE_ARCH");
   check->add_option("--shapes", options.shapes,
                     "all, small, or shape indices such as 0,2 (default: all on a GPU, small on the emulator)");
-  check->add_option("--seed", options.seed, "Seed of the random inputs (recorded in the result)")->default_val(1);
+  check->add_option("--seed", options.checkSeed,
+                    "Seed of the inputs, poison, guard bytes, drawn shapes and timing schedule (default: a fresh "
+                    "random seed per check, recorded in the result; give it to reproduce a check)");
+  check->add_option("--shape", options.explicitShapes, "An extra shape to check, e.g. M=256,N=256,K=64 (repeatable)");
+  check->add_option("--drawn-shapes", options.drawnShapes,
+                    "Extra shapes drawn at random from the ranges the task's shapes span")
+      ->check(CLI::Range(0, 16))
+      ->default_val(1);
+  check->add_flag("--no-sanitizer", options.noSanitizer, "On a GPU, skip the emulator's sanitizer pass");
   check->add_option("--trials", options.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
   check->add_option("--timing-rounds", options.timingRounds, "Interleaved timing rounds (5 repetitions each)")
       ->check(CLI::Range(1, 1000))

@@ -32,7 +32,11 @@ struct Options {
   std::vector<std::string> tasksDirs;
   std::string executor = "auto";
   std::string shapes; ///< empty: all on a GPU, small on the emulator
-  uint64_t seed = 1;
+  uint64_t seed = 1;                   ///< baseline, crosscheck
+  std::optional<uint64_t> checkSeed;   ///< check: unset draws a fresh seed per check
+  std::vector<std::string> explicitShapes; ///< check --shape M=256,N=256,K=64 (repeatable)
+  int drawnShapes = 1;
+  bool noSanitizer = false;
   int trials = 3;
   bool noBench = false;
   int timingRounds = 10;
@@ -53,6 +57,9 @@ std::string_view versionString();
 std::optional<tasks::Suite> loadSuite(const std::vector<std::string> &tasksDirs);
 /// "all" (empty: every shape), "small", or a comma-separated list of shape indices.
 std::optional<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec);
+/// Parses `--shape M=256,N=256,K=64` for `task`: every symbol given once,
+/// positive; nullopt after printing the problem.
+std::optional<tasks::Shape> parseShapeOption(const tasks::TaskSpec &task, const std::string &text);
 /// "gpu", "emu" or "auto" (the GPU when there is one, else the emulator), in
 /// a worker process. Null when the choice is "gpu" and there is none; then
 /// `unavailable` says why.

@@ -183,7 +183,8 @@ int runSolve(const SolveCli &cli) {
       selectShapes(*task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
   if (!shapes) return kExitUsage;
   options.check.shapeIndices = *shapes;
-  options.check.seed = cli.seed;
+  // The gate draws a fresh seed per check (recorded in each result): a model
+  // cannot learn the inputs of a fixed seed.
   options.check.trials = cli.trials;
   options.check.timingRounds = cli.timingRounds;
   options.check.launchTimeoutMs = cli.launchTimeoutMs;
