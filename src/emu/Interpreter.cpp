@@ -30,6 +30,7 @@ struct HostThread {
   std::vector<uint8_t> local;
   std::vector<uint8_t> shared;
   std::vector<SharedShadow> shadow;
+  std::vector<uint32_t> sharedWritten;
   std::vector<Warp> warps;
   uint32_t epoch = 0;
 };
@@ -424,10 +425,11 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   // that differs per launch and per CTA makes a kernel that assumes zeros fail.
   host.shared.resize(sharedBytes);
   fillGarbage(host.shared.data(), sharedBytes, launch.salt ^ (linearCta << 20));
-  bool sharedShadow = launch.checks.racecheck || launch.checks.initcheck;
-  if (sharedShadow && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
+  if (launch.checks.racecheck && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
+  if (launch.checks.initcheck && host.sharedWritten.size() < sharedBytes) host.sharedWritten.resize(sharedBytes);
   cta.shared = &host.shared;
   cta.shadow = &host.shadow;
+  cta.sharedWritten = &host.sharedWritten;
   cta.epoch = ++host.epoch;
   cta.firstEpoch = cta.epoch;
 
@@ -530,18 +532,22 @@ void runLaunch(Launch &launch) {
   static std::atomic<uint64_t> launchCounter{0};
   launch.launchIndex = launchCounter.fetch_add(1, std::memory_order_relaxed) + 1;
   launch.salt = mixBits(launch.launchIndex ^ mixBits(launch.checks.memorySeed));
-  // The cross-CTA racecheck needs two CTAs and fits CTA indices in 32 bits.
+  // The cross-CTA racecheck needs two CTAs (and fits their indices in 24 bits).
   std::unique_ptr<CrossCtaState> crossCta;
-  if (launch.checks.racecheck && ctas > 1 && ctas < 0xffffffffull) {
+  if (launch.checks.racecheck && ctas > 1 && ctas <= CrossCtaState::kMaxCtas) {
     crossCta = std::make_unique<CrossCtaState>();
-    for (const Allocation *a : launch.allocations) {
+    uint64_t tag = launch.launchIndex & 0xffff;
+    crossCta->tag = (tag ? tag : 1) << 48;
+    for (Allocation *a : launch.allocations) {
       CrossCtaState::Shadow shadow;
-      shadow.count = (a->bytes.size() + 3) / 4;
-      // calloc: the pages stay untouched (and cost nothing) until written.
-      shadow.words = static_cast<uint64_t *>(std::calloc(std::max<size_t>(1, shadow.count), sizeof(uint64_t)));
-      shadow.lines = static_cast<uint32_t *>(std::calloc(std::max<size_t>(1, shadow.count), sizeof(uint32_t)));
-      if (!shadow.words || !shadow.lines) shadow.count = 0; // no memory: the check skips this buffer
-      crossCta->shadows.push_back(shadow);
+      size_t words = (a->bytes.size() + 3) / 4;
+      if (!a->raceWords) {
+        // calloc: the pages stay untouched (and cost nothing) until written.
+        a->raceWords.reset(static_cast<uint64_t *>(std::calloc(std::max<size_t>(1, words), sizeof(uint64_t))));
+        a->raceLines.reset(static_cast<uint32_t *>(std::calloc(std::max<size_t>(1, words), sizeof(uint32_t))));
+      }
+      if (a->raceWords && a->raceLines) shadow = {a->raceWords.get(), a->raceLines.get(), words};
+      crossCta->shadows.push_back(shadow); // no memory: the check skips this buffer
     }
     launch.crossCta = crossCta.get();
   }

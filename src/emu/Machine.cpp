@@ -72,13 +72,6 @@ std::string describeGlobal(const Launch &launch, uint64_t address, uint32_t byte
 
 } // namespace
 
-CrossCtaState::~CrossCtaState() {
-  for (Shadow &shadow : shadows) {
-    std::free(shadow.words);
-    std::free(shadow.lines);
-  }
-}
-
 void Warp::acquire() {
   // After the atomic or strong load itself: if it observed another CTA's
   // atomic or flag, that CTA's publish (stamped before its operation) is seen.
@@ -113,9 +106,9 @@ bool Warp::crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, ui
     }
     return true;
   }
-  uint64_t mine = (cta->linear + 1) << 32;
+  uint64_t mine = state.tag | ((cta->linear + 1) << 24);
   if (write) {
-    uint64_t stamp = mine | cta->fences;
+    uint64_t stamp = mine | std::min(cta->fences, CrossCtaState::kMaxFences);
     for (size_t word = first; word <= last; ++word) {
       std::atomic_ref<uint64_t>(shadow.words[word]).store(stamp, std::memory_order_relaxed);
       std::atomic_ref<uint32_t>(shadow.lines[word]).store(inst.line, std::memory_order_relaxed);
@@ -124,9 +117,9 @@ bool Warp::crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, ui
   }
   for (size_t word = first; word <= last; ++word) {
     uint64_t stamp = std::atomic_ref<uint64_t>(shadow.words[word]).load(std::memory_order_relaxed);
-    if (stamp == 0 || (stamp >> 32) == (mine >> 32)) continue;
-    uint64_t writer = (stamp >> 32) - 1;
-    uint32_t fencesAtWrite = static_cast<uint32_t>(stamp);
+    if ((stamp >> 48) != (state.tag >> 48) || (stamp >> 24) == (mine >> 24)) continue; // older launch, or mine
+    uint64_t writer = ((stamp >> 24) & 0xffffff) - 1;
+    uint32_t fencesAtWrite = static_cast<uint32_t>(stamp & 0xffffff);
     // The first publish of the writer that covers the write (made after a
     // fence that followed it), and whether this CTA acquired after it.
     const char *missing = nullptr;
@@ -214,29 +207,31 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
                         verb, bytes, address, shared.size()));
       return nullptr;
     }
-    bool race = launch->checks.racecheck && !atomic, init = launch->checks.initcheck;
-    if (race || init) {
+    if (launch->checks.initcheck) {
+      uint32_t *written = cta->sharedWritten->data() + address;
+      for (uint32_t i = 0; i < bytes; ++i) {
+        if (written[i] == cta->firstEpoch) continue;
+        // A read (an atomic too: it reads first) of a byte no thread of this
+        // CTA wrote: on a GPU it holds whatever the SM ran before.
+        if (!write || atomic) {
+          Finding finding;
+          finding.check = "initcheck";
+          finding.fatal = false;
+          finding.line = inst.line;
+          finding.message = fmt::format("initcheck: {} of shared memory that no thread of this CTA has written, at "
+                                        "shared address 0x{:x} (on a GPU it holds garbage) {}",
+                                        atomic ? "an atomic" : "a read", address + i, where(inst, lane));
+          launch->report(std::move(finding));
+        }
+        written[i] = cta->firstEpoch; // reported once per byte
+      }
+    }
+    if (launch->checks.racecheck && !atomic) {
       SharedShadow *shadow = cta->shadow->data() + address;
       uint16_t me = static_cast<uint16_t>(index);
       uint32_t epoch = cta->epoch;
       for (uint32_t i = 0; i < bytes; ++i) {
         SharedShadow &s = shadow[i];
-        if (init && s.initEpoch != cta->firstEpoch) {
-          // Reads (atomics too: they read first) of a byte no thread of this
-          // CTA wrote: on a GPU it holds whatever the SM ran before.
-          if (!write || atomic) {
-            Finding finding;
-            finding.check = "initcheck";
-            finding.fatal = false;
-            finding.line = inst.line;
-            finding.message = fmt::format("initcheck: {} of shared memory that no thread of this CTA has written, "
-                                          "at shared address 0x{:x} (on a GPU it holds garbage) {}",
-                                          atomic ? "an atomic" : "a read", address + i, where(inst, lane));
-            launch->report(std::move(finding));
-          }
-          s.initEpoch = cta->firstEpoch; // reported once per byte
-        }
-        if (!race) continue;
         const char *hazard = nullptr;
         uint16_t otherWarp = 0, otherLane = 0;
         uint32_t otherLine = 0;

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -31,6 +33,10 @@ struct Finding {
   uint32_t line = 0;   ///< PTX line, 0 when not tied to one
 };
 
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+
 /// One device allocation of the emulator.
 struct Allocation {
   uint64_t base = 0;
@@ -38,6 +44,11 @@ struct Allocation {
   /// The part of the buffer a kernel may touch: the rest (the gate's guard
   /// zones) counts as out of bounds for memcheck. Defaults to all of it.
   uint64_t accessibleBegin = 0, accessibleEnd = 0;
+  /// Cross-CTA racecheck shadow (CrossCtaState), one entry per 4-byte word:
+  /// made (zeroed, untouched pages cost nothing) by the first launch that
+  /// checks and kept, since every entry carries its launch's tag.
+  std::unique_ptr<uint64_t[], FreeDeleter> raceWords;
+  std::unique_ptr<uint32_t[], FreeDeleter> raceLines;
 };
 
 /// Sanitizer switches of a launch.
@@ -61,16 +72,21 @@ struct CheckOptions {
 constexpr uint32_t kSmCount = 132;     ///< %nsmid
 constexpr uint32_t kWarpsPerSm = 64;   ///< %nwarpid
 
-/// Cross-CTA racecheck state of a launch: for every 4-byte word of every
-/// allocation, the CTA that last wrote it plainly in this launch and that
-/// CTA's fence count at the write (0: not written); and each CTA's publishes
-/// (a gpu-scope fence followed by an atomic or strong store), stamped with a
+/// Cross-CTA racecheck state of a launch. For every 4-byte word of every
+/// allocation (Allocation::raceWords): the launch's tag, the CTA that last
+/// wrote the word plainly in this launch and that CTA's count of gpu-scope
+/// fences at the write. For each CTA, its publishes (a gpu-scope fence
+/// followed by an atomic or strong store, or a release), stamped with a
 /// launch-wide clock that a CTA's acquire (an atomic or strong load) reads.
 /// A plain read of a word another CTA wrote is a hazard unless the writer
 /// published after the write and the reader acquired after that publish.
 struct CrossCtaState {
+  /// A shadow entry: tag << 48 | (writer CTA + 1) << 24 | fences (saturated).
+  static constexpr uint64_t kMaxCtas = (uint64_t(1) << 24) - 2;
+  static constexpr uint32_t kMaxFences = (1u << 24) - 1;
+  uint64_t tag = 0; ///< this launch's tag, in place, << 48
   struct Shadow {
-    uint64_t *words = nullptr;  ///< (writer CTA + 1) << 32 | writer's fence count
+    uint64_t *words = nullptr;
     uint32_t *lines = nullptr;  ///< PTX line of the write (for the report)
     size_t count = 0;
   };
@@ -82,11 +98,6 @@ struct CrossCtaState {
   std::atomic<uint64_t> clock{1};
   std::mutex mutex; ///< guards publishes
   std::unordered_map<uint64_t, std::vector<Publish>> publishes; ///< by CTA linear index
-
-  CrossCtaState() = default;
-  CrossCtaState(const CrossCtaState &) = delete;
-  CrossCtaState &operator=(const CrossCtaState &) = delete;
-  ~CrossCtaState();
 };
 
 /// Everything a launch shares across its CTAs (read-only during the launch
@@ -122,7 +133,6 @@ struct SharedShadow {
   uint16_t writerWarp = 0, readerWarp = 0; ///< readerWarp 0xffff: several warps read
   uint16_t writerLane = 0, readerLane = 0;
   uint32_t writeLine = 0, readLine = 0;
-  uint32_t initEpoch = 0; ///< initcheck: the firstEpoch of the last CTA that wrote the byte
 };
 
 struct Cta;
@@ -189,6 +199,9 @@ struct Cta {
   uint64_t acquiredClock = 0;
   std::vector<uint8_t> *shared = nullptr;       ///< static + dynamic shared bytes
   std::vector<SharedShadow> *shadow = nullptr;  ///< racecheck, one per shared byte
+  /// initcheck, one per shared byte: the firstEpoch of the last CTA (of this
+  /// host thread) that wrote it; written in this CTA when equal to firstEpoch.
+  std::vector<uint32_t> *sharedWritten = nullptr;
   uint32_t epoch = 0;                           ///< racecheck barrier interval (unique across CTAs of a thread)
   struct Arrival {
     uint32_t id = 0, count = 0; ///< bar.arrive: threads that arrived without waiting
