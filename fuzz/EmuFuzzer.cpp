@@ -2,8 +2,10 @@
 // running it must end in a result or a located error, never a crash, a hang
 // or an access outside the emulator's own memory. Every kernel of the module
 // runs on a small grid with a small step budget; each .u64 parameter gets a
-// buffer, every other parameter zeros.
+// buffer, every other parameter zeros. The input is also evaluated as a
+// module-variable initializer (its own small expression parser).
 #include "emu/EmuExecutor.h"
+#include "emu/Initializer.h"
 #include "ptx/Parser.h"
 
 #include <cstdint>
@@ -12,6 +14,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace ptxforge;
   std::string text(reinterpret_cast<const char *>(data), size);
+  if (size <= 4096) {
+    for (emu::DType type : {emu::DType::S32, emu::DType::U64, emu::DType::F32, emu::DType::F64, emu::DType::F16,
+                            emu::DType::BF16x2, emu::DType::Pred}) {
+      std::vector<uint8_t> bytes;
+      std::string error;
+      (void)emu::evaluateInitializer(text, type, bytes, error);
+    }
+  }
   ptx::ParseResult parsed = ptx::parse(text);
   if (!parsed.diagnostics.empty()) return 0;
 

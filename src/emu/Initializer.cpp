@@ -92,7 +92,17 @@ private:
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
 
+  /// Nesting (parentheses, unary operators, conditionals, braces) is bounded
+  /// so that a hostile initializer cannot exhaust the stack.
+  struct Depth {
+    Evaluator &e;
+    explicit Depth(Evaluator &evaluator) : e(evaluator) { ++e.depth_; }
+    ~Depth() { --e.depth_; }
+  };
+
   bool ternary(Value &out) {
+    Depth depth(*this);
+    if (depth_ > kMaxDepth) return fail(fmt::format("the initializer nests deeper than {} levels", kMaxDepth));
     if (!binary(out, 0)) return false;
     if (!accept("?")) return true;
     Value yes, no;
@@ -179,6 +189,8 @@ private:
   }
 
   bool unary(Value &out) {
+    Depth depth(*this);
+    if (depth_ > kMaxDepth) return fail(fmt::format("the initializer nests deeper than {} levels", kMaxDepth));
     if (accept("-")) {
       if (!unary(out)) return false;
       out = out.isFloat ? Value::ofReal(-out.real) : Value::ofInteger(0 - out.integer, out.isUnsigned);
@@ -293,6 +305,10 @@ private:
   const std::string &text_;
   std::string &error_;
   size_t pos_ = 0;
+
+public:
+  static constexpr int kMaxDepth = 64;
+  int depth_ = 0;
 };
 
 /// The bits of one element of `type` from a constant.
@@ -344,11 +360,17 @@ bool evaluateInitializer(const std::string &text, DType type, std::vector<uint8_
   // items := '{' [item (',' item)*] '}' | expression
   std::function<bool()> item = [&]() -> bool {
     if (eval.accept("{")) {
-      if (eval.accept("}")) return true;
+      if (++eval.depth_ > Evaluator::kMaxDepth)
+        return eval.fail(fmt::format("the initializer nests deeper than {} levels", Evaluator::kMaxDepth));
+      if (eval.accept("}")) {
+        --eval.depth_;
+        return true;
+      }
       do {
         if (!item()) return false;
       } while (eval.accept(","));
       if (!eval.accept("}")) return eval.fail("expected ',' or '}'");
+      --eval.depth_;
       return true;
     }
     Value value;

@@ -92,6 +92,14 @@ TEST(EmuInitializer, RefusesWhatItCannotEvaluateWithASentence) {
   EXPECT_NE(errorOf("{1, 2", DType::S32).find("expected ',' or '}'"), std::string::npos);
   EXPECT_NE(errorOf("{(1 + 2}", DType::S32).find("expected ')'"), std::string::npos);
   EXPECT_NE(errorOf("1 2", DType::S32).find("after the initializer"), std::string::npos);
+  // Deep nesting is refused, not recursed into until the stack runs out.
+  EXPECT_NE(errorOf(std::string(100000, '(') + "1", DType::S32).find("nests deeper"), std::string::npos);
+  EXPECT_NE(errorOf(std::string(100000, '-') + "1", DType::S32).find("nests deeper"), std::string::npos);
+  EXPECT_NE(errorOf(std::string(100000, '{'), DType::S32).find("nests deeper"), std::string::npos);
+  std::string conditionals;
+  for (int i = 0; i < 50000; ++i) conditionals += "1 ? ";
+  EXPECT_NE(errorOf(conditionals + "1", DType::S32).find("nests deeper"), std::string::npos);
+  EXPECT_EQ(elements(std::string(20, '(') + "7" + std::string(20, ')'), DType::S32), (std::vector<uint64_t>{7}));
 }
 
 } // namespace
