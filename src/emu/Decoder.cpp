@@ -464,6 +464,7 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     symbol.address = program_.globalImageBase + offset;
     symbol.bytes = image.size;
     scope[decl.name] = symbol;
+    program_.globalVariables[decl.name] = {offset, image.size};
     return {};
   }
   case ptx::StateSpace::Const: {

@@ -116,9 +116,28 @@ public:
   }
 
   Result<void> unloadModule(exec::ModuleHandle module) override {
-    if (!modules_.erase(module.value))
+    auto it = modules_.find(module.value);
+    if (it == modules_.end())
       return makeExecError(ExecErrorKind::InvalidArgument, fmt::format("unknown module {}", module.value));
+    for (auto view = globalViews_.begin(); view != globalViews_.end();)
+      view = view->second.module == it->second.get() ? globalViews_.erase(view) : std::next(view);
+    modules_.erase(it);
     return {};
+  }
+
+  Result<exec::GlobalVariable> getGlobal(exec::ModuleHandle module, const std::string &name) override {
+    auto it = modules_.find(module.value);
+    if (it == modules_.end())
+      return makeExecError(ExecErrorKind::InvalidArgument, fmt::format("unknown module {}", module.value));
+    const auto &variables = it->second->program.globalVariables;
+    auto found = variables.find(name);
+    if (found == variables.end())
+      return makeExecError(ExecErrorKind::InvalidArgument, fmt::format("the module has no .global '{}'", name));
+    const auto [offset, bytes] = found->second;
+    // The variable's own address is its handle: the copy calls find it here.
+    const uint64_t handle = it->second->globals.base + offset;
+    globalViews_[handle] = {it->second.get(), offset, bytes};
+    return exec::GlobalVariable{exec::BufferHandle{handle}, bytes};
   }
 
   Result<exec::KernelInfo> getKernel(exec::ModuleHandle module, const std::string &name) override {
@@ -260,6 +279,14 @@ private:
   }
 
   Result<uint8_t *> span(exec::BufferHandle buffer, uint64_t offset, uint64_t bytes) {
+    if (auto view = globalViews_.find(buffer.value); view != globalViews_.end()) {
+      const GlobalView &global = view->second;
+      if (offset > global.bytes || bytes > global.bytes - offset)
+        return makeExecError(ExecErrorKind::InvalidArgument,
+                             fmt::format("copy of {} bytes at offset {} outside the {}-byte module variable", bytes,
+                                         offset, global.bytes));
+      return global.module->globals.bytes.data() + global.offset + offset;
+    }
     auto it = buffers_.find(buffer.value);
     if (it == buffers_.end())
       return makeExecError(ExecErrorKind::InvalidArgument, fmt::format("unknown or freed buffer 0x{:x}", buffer.value));
@@ -275,6 +302,12 @@ private:
   exec::DeviceProperties properties_;
   std::map<uint64_t, std::unique_ptr<Allocation>> buffers_;
   std::map<uint64_t, std::unique_ptr<Module>> modules_;
+  /// Module variables handed out by getGlobal, by handle (their address).
+  struct GlobalView {
+    Module *module = nullptr;
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::map<uint64_t, GlobalView> globalViews_;
   uint64_t nextModule_ = 1;
   uint64_t nextAddress_ = kGlobalBase;
   std::vector<exec::LaunchFinding> findings_;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -192,6 +193,8 @@ struct Program {
   /// fixed by the executor (globalImageBase) before decoding finishes.
   std::vector<uint8_t> globalImage;
   uint64_t globalImageBase = 0;
+  /// Module-scope .global variables: name -> (offset in globalImage, bytes).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> globalVariables;
 
   const KernelDesc *findKernel(const std::string &name) const {
     for (const KernelDesc &k : kernels)

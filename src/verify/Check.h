@@ -48,9 +48,10 @@ struct CheckOptions {
   /// (recorded in the result); set it to reproduce a check.
   std::optional<uint64_t> seed;
   int trials = 3;                    ///< fresh random inputs per trial
-  /// Extra shapes per check drawn at random from the ranges the task's shapes
-  /// span (tasks::drawShape), on top of shapeIndices.
-  int drawnShapes = 1;
+  /// Extra shapes per check drawn at random from the ranges the checked
+  /// shapes span, on top of shapeIndices; every other one (the first
+  /// included) log-uniform with every free symbol odd.
+  int drawnShapes = 3;
   /// Extra shapes given explicitly (`check --shape M=256,N=256,K=64`).
   std::vector<tasks::Shape> extraShapes;
   bool benchmark = true;

@@ -726,7 +726,7 @@ void registerCommands(CLI::App &app, Options &options) {
   check->add_option("--drawn-shapes", options.drawnShapes,
                     "Extra shapes drawn at random from the ranges the task's shapes span")
       ->check(CLI::Range(0, 16))
-      ->default_val(1);
+      ->default_val(3);
   check->add_flag("--no-sanitizer", options.noSanitizer, "On a GPU, skip the emulator's sanitizer pass");
   check->add_option("--trials", options.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
   check->add_option("--timing-rounds", options.timingRounds, "Interleaved timing rounds (5 repetitions each)")

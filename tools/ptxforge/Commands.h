@@ -35,7 +35,7 @@ struct Options {
   uint64_t seed = 1;                   ///< baseline, crosscheck
   std::optional<uint64_t> checkSeed;   ///< check: unset draws a fresh seed per check
   std::vector<std::string> explicitShapes; ///< check --shape M=256,N=256,K=64 (repeatable)
-  int drawnShapes = 1;
+  int drawnShapes = 3;
   bool noSanitizer = false;
   int trials = 3;
   bool noBench = false;
