@@ -5,7 +5,8 @@
 // on a line that expects it (so a regenerated golden file can neither lose a
 // finding nor gain a cascade). `// expect-eof: <code>` expects a finding after
 // the last line (a truncated module); `// expect-module: <code>` a finding
-// without a line (a whole-module finding such as a missing `.version`).
+// without a line (the front end's own findings all have one now: a missing
+// `.version` points at the module's first directive).
 //
 //   golden_runner FILE.ptx FILE.expected      compare (exit 1 on mismatch)
 //   golden_runner --update FILE.ptx FILE.expected   rewrite the expected file
