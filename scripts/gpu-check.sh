@@ -4,16 +4,21 @@
 #   2. the planted broken candidates in tests/gpu/candidates (each with the
 #      verdict named in its first line), plus a shared-memory race made by
 #      deleting the barriers from sum_reduction's reference,
-# all in one run, writing one JSON result per check and summary.md.
+#   3. the planted families of tests/planted (tests/planted/run.sh: every
+#      not-correct file must not be judged correct, every correct one must),
+#      through `check --executor auto`: the GPU with the emulator's sanitizers,
+# writing one JSON result per check and summary.md (planted.json, planted.txt).
 #
-#   bash scripts/gpu-check.sh OUT_DIR [BUILD_DIR]
+#   bash scripts/gpu-check.sh OUT_DIR [BUILD_DIR] [refs|planted|all]
+# On the device tool's machine, first `source scripts/device-setup.sh`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build-gpu}
+what=${3:-all}
 mkdir -p "$out"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge ptxforge_exec_worker -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
+  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
   tail -30 "$out/cmake.log"; exit 1; }
 pf="$build/ptxforge"
 
@@ -24,6 +29,16 @@ run_check() { # name task file [extra args]
   local rc=$?
   echo "$name $task $rc $(( ($(date +%s%N) - start) / 1000000 ))" >> "$out/runs.txt"
 }
+
+if [ "$what" = planted ] || [ "$what" = all ]; then
+  # Small shapes keep the 63 checks to minutes; timing still runs (on the
+  # largest small shape) and its launches are verified as on any shape.
+  start=$(date +%s)
+  bash tests/planted/run.sh --json "$out/planted.json" "$pf" --shapes small > "$out/planted.txt" 2>&1
+  echo "planted: exit $? in $(( $(date +%s) - start )) s" >> "$out/planted.txt"
+  tail -3 "$out/planted.txt"
+  [ "$what" = planted ] && exit 0
+fi
 
 : > "$out/runs.txt"
 for dir in tasks/L*/*/; do

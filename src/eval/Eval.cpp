@@ -236,7 +236,8 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.concurrency = options.concurrency;
     solveOptions.arch = options.arch;
     solveOptions.check.shapeIndices = emulated ? task->smallShapes : std::vector<size_t>{};
-    // solveOptions.check.seed stays unset: a fresh gate seed per check, recorded in each result.
+    // solveOptions.check.seed stays unset: each check's seed derives from the
+    // eval's seed and the candidate's text (recorded in each result).
     solveOptions.check.trials = options.trials;
     solveOptions.check.timingRounds = options.timingRounds;
     solveOptions.check.launchTimeoutMs = options.launchTimeoutMs;

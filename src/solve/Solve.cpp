@@ -6,6 +6,7 @@
 
 #include "llm/RequestHash.h"
 #include "prompt/Extract.h"
+#include "tasks/Inputs.h"
 #include "tasks/Reference.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
@@ -616,7 +617,14 @@ private:
     }
 
     report(round, slot, kind, "verifying");
-    Result<verify::CheckResult> checked = verify::check(ctx_.task, gateCandidate, &ctx_.executor, options_.check);
+    // The gate's seed: pinned by the run's check options, else derived from
+    // the run's seed and the candidate's text. A replay of a run checks the
+    // same candidates with the same seeds (so its repair prompts, and their
+    // recorded answers, match), and no candidate can know its inputs before
+    // it is written.
+    verify::CheckOptions checkOptions = options_.check;
+    if (!checkOptions.seed) checkOptions.seed = tasks::fnv1a64(candidate.ptxHash, options_.seed ^ 0x9a7e5eedull);
+    Result<verify::CheckResult> checked = verify::check(ctx_.task, gateCandidate, &ctx_.executor, checkOptions);
     if (checked) {
       attempt.result = std::move(checked.value());
     } else {

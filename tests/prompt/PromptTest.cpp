@@ -142,7 +142,7 @@ TEST(Prompt, RepairShowsDiagnosticsMismatchAndFindings) {
   attempt.ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry saxpy()\n{\n  add.f32 %f9, %f1, %f2;\n  ret;\n}\n";
   verify::CheckResult &result = attempt.result;
   result.verdict = verify::Verdict::Wrong;
-  result.stage = "execute";
+  result.stage = verify::Stage::Execute;
   result.summary = "wrong: 3 of 33 elements of y differ";
   result.diagnostics.push_back({"undeclared-register", ptx::Severity::Error, 6, 11, "register `%f9` is not declared",
                                 "declare it: .reg .f32 %f<10>;"});
@@ -190,7 +190,7 @@ TEST(Prompt, OptimizeShowsResourcesAndTimings) {
   Attempt attempt;
   attempt.ptx = ".version 8.0\n.target sm_90\n";
   attempt.result.verdict = verify::Verdict::Correct;
-  attempt.result.stage = "done";
+  attempt.result.stage = verify::Stage::Done;
   toolchain::CompileResult compile;
   compile.ok = true;
   compile.resources.known = true;

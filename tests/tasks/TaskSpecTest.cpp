@@ -197,7 +197,7 @@ TEST(TaskSpec, ScalarRoleOnPointerAndInitOnOutput) {
 
 TEST(TaskSpec, BadInit) {
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "dist = \"uniform\", min = -8.0, max = 8.0", "dist = \"normal\", min = -8.0")),
-            "task.toml:19:27: param 'x': init: key 'min' does not apply to dist 'normal' (it uses: mean, stddev)");
+            "task.toml:19:27: param 'x': init: key 'min' does not apply to dist 'normal' (it uses: mean, stddev, trial_scales)");
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "dist = \"uniform\"", "dist = \"uniformm\"")),
             "task.toml:19:17: param 'x': init: unknown dist 'uniformm' (did you mean 'uniform'?) (valid: uniform, normal, "
             "int, const, iota, index-mod)");

@@ -177,7 +177,8 @@ TEST_F(Gate, CorrectCandidateIsTimedAgainstTheBaseline) {
                                                    [](const verify::TrialReport &t) { return t.timed; }));
   size_t drawn = static_cast<size_t>(std::count_if(result->trials.begin(), result->trials.end(),
                                                    [](const verify::TrialReport &t) { return t.drawn; }));
-  EXPECT_EQ(drawn, 1u);
+  EXPECT_GE(drawn, 1u);
+  EXPECT_LE(drawn, static_cast<size_t>(options.drawnShapes));
   EXPECT_GE(timed, 1u);
   EXPECT_EQ(timed, static_cast<size_t>(bench.verifiedTimedLaunches));
   EXPECT_EQ(result->trials.size(), 4u + drawn + timed + 1u);
@@ -262,7 +263,8 @@ TEST_F(Gate, AKernelThatChangesAfterTimingFailsTheRecheck) {
   auto counter = std::make_shared<int>(0);
   auto drifting = [counter](const exec::LaunchConfig &config, const FakeArgs &args) -> Result<void> {
     Result<void> ran = saxpy()(config, args);
-    if (++*counter > 10) args.floats(1)[0] += 1.0f;
+    // Past every checked launch (shapes x trials, repeats, drawn shapes).
+    if (++*counter > 20) args.floats(1)[0] += 1.0f;
     return ran;
   };
   HostExecutor executor(saxpy(), drifting);

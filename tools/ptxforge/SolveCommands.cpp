@@ -183,8 +183,8 @@ int runSolve(const SolveCli &cli) {
       selectShapes(*task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
   if (!shapes) return kExitUsage;
   options.check.shapeIndices = *shapes;
-  // The gate draws a fresh seed per check (recorded in each result): a model
-  // cannot learn the inputs of a fixed seed.
+  // The gate's seed per check derives from --seed and the candidate's text
+  // (recorded in each result): replays reproduce it, a model cannot know it.
   options.check.trials = cli.trials;
   options.check.timingRounds = cli.timingRounds;
   options.check.launchTimeoutMs = cli.launchTimeoutMs;
