@@ -11,16 +11,16 @@ const char *kDefaultBaseUrl = "https://api.anthropic.com";
 
 int64_t integerField(const nlohmann::json &object, const char *key) {
   auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  return it != object.end() ? jsonTokenCount(*it) : 0;
 }
 
 /// Input tokens as billed: fresh input plus cache writes and reads.
 void readInputUsage(const nlohmann::json &usage, Completion &completion) {
   if (!usage.is_object())
     return;
-  completion.usage.promptTokens = integerField(usage, "input_tokens") +
-                                  integerField(usage, "cache_creation_input_tokens") +
-                                  integerField(usage, "cache_read_input_tokens");
+  completion.usage.promptTokens =
+      addTokenCounts(addTokenCounts(integerField(usage, "input_tokens"), integerField(usage, "cache_creation_input_tokens")),
+                     integerField(usage, "cache_read_input_tokens"));
   if (usage.contains("output_tokens"))
     completion.usage.completionTokens = integerField(usage, "output_tokens");
   completion.usage.reported = true;

@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ptxforge::llm {
 
@@ -37,6 +38,18 @@ struct CallContext {
   std::stop_token stop;
 };
 
+/// The values to keep out of everything stored or printed: those of
+/// OPENAI_API_KEY, ANTHROPIC_API_KEY, the variable PTXFORGE_API_KEY_ENV names,
+/// and every variable whose name ends in _API_KEY, _KEY_ID, _SECRET, _PASSWORD
+/// or _TOKEN; values shorter than 8 bytes are left alone (they would scrub
+/// ordinary words). Read from the process environment on each call.
+std::vector<std::string> environmentSecrets();
+
+/// Replaces each secret in `text` by "[redacted]", and also the tail of a
+/// secret (16 bytes or more) at the start of the text or of a line: what is
+/// left of a key when an output's tail was cut inside it.
+std::string scrubSecrets(std::string text, const std::vector<std::string> &secrets);
+
 /// A model behind some protocol. See the file comment for thread safety.
 class Backend {
 public:
@@ -47,7 +60,12 @@ public:
   /// errors, malformed answers, a missing replay record) are Errors whose
   /// message starts with the backend's kind, e.g.
   /// "openai: HTTP 429 from http://host/v1/chat/completions: Rate limit reached".
-  /// API keys never appear in messages.
+  /// API keys never appear in messages: the values of the key variables in
+  /// the environment (environmentSecrets()) are scrubbed from every error
+  /// message and from the completion's text and model before they are
+  /// returned, whichever backend produced them (an exec program may print a
+  /// key to stderr; a server may echo one). Streamed deltas passed to onText
+  /// are not scrubbed (a key may be split across them).
   Result<Completion> complete(const Request &request, const CallContext &context = {});
 
   /// The backend's kind: "openai", "anthropic", "exec", "replay", "batch".

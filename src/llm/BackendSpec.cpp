@@ -6,6 +6,7 @@
 #include "llm/ExecBackend.h"
 #include "llm/OpenAiBackend.h"
 #include "llm/ReplayBackend.h"
+#include "support/InputReader.h"
 
 #include <array>
 #include <charconv>
@@ -18,7 +19,7 @@ namespace {
 
 constexpr std::array<const char *, 5> kKinds = {"openai", "anthropic", "exec", "replay", "batch"};
 
-constexpr std::array<BackendOptionDoc, 17> kOptionTable = {{
+constexpr std::array<BackendOptionDoc, 19> kOptionTable = {{
     {"--model", "PTXFORGE_MODEL", "model backend as BACKEND:NAME (openai:MODEL, anthropic:MODEL, exec:COMMAND, "
                                   "replay:FILE.jsonl, batch:MODEL)"},
     {"--base-url", "PTXFORGE_BASE_URL", "endpoint root of an openai or anthropic server (default: the vendor's API)"},
@@ -37,6 +38,8 @@ constexpr std::array<BackendOptionDoc, 17> kOptionTable = {{
     {"--batch-results", "PTXFORGE_BATCH_RESULTS", "batch: Batch-API output/error files to answer from "
                                                   "(':'-separated in the environment)"},
     {"--anthropic-version", "PTXFORGE_ANTHROPIC_VERSION", "anthropic-version header (default 2023-06-01)"},
+    {"", "PTXFORGE_MAX_RESPONSE_BYTES", "largest HTTP response body, streamed or not, e.g. 256M (default 64M)"},
+    {"", "PTXFORGE_MAX_SSE_LINE_BYTES", "largest line or event of a streamed answer, e.g. 64M (default 8M)"},
     {"", "OPENAI_BASE_URL", "openai: base URL when neither --base-url nor PTXFORGE_BASE_URL is given"},
     {"", "ANTHROPIC_BASE_URL", "anthropic: base URL when neither --base-url nor PTXFORGE_BASE_URL is given"},
     {"", "OPENAI_API_KEY", "openai and batch: API key (environment only; never stored or logged)"},
@@ -127,6 +130,16 @@ Result<BackendOptions> optionsFromEnvironment(const EnvironmentLookup &environme
     if (error != std::errc() || end != value->data() + value->size() || retries < 0 || retries > 100)
       return makeError(ErrorKind::InvalidInput, "PTXFORGE_RETRIES=" + *value + ": expected an integer 0..100");
     options.maxRetries = retries;
+  }
+  for (auto [name, slot] : {std::pair{"PTXFORGE_MAX_RESPONSE_BYTES", &options.maxResponseBytes},
+                            std::pair{"PTXFORGE_MAX_SSE_LINE_BYTES", &options.maxSseLineBytes}}) {
+    if (auto value = get(name)) {
+      Result<size_t> bytes = parseByteSize(*value);
+      if (!bytes)
+        return makeError(ErrorKind::InvalidInput,
+                         std::string(name) + "=" + *value + ": expected a byte count such as 65536, 64M or 1G");
+      *slot = *bytes;
+    }
   }
   if (auto value = get("PTXFORGE_API_KEY_ENV"))
     options.apiKeyVariable = *value;

@@ -83,6 +83,10 @@ struct BackendOptions {
   std::string batchFile = "ptxforge-batch.jsonl";
   /// batch: Batch-API output (and error) files of earlier rounds to answer from.
   std::vector<std::string> batchResults;
+  /// Bytes of one HTTP response body, streamed or not (PTXFORGE_MAX_RESPONSE_BYTES).
+  size_t maxResponseBytes = size_t{64} << 20;
+  /// Bytes of one SSE line, or of one event's data (PTXFORGE_MAX_SSE_LINE_BYTES).
+  size_t maxSseLineBytes = size_t{8} << 20;
   /// Where API keys are read from; null means processEnvironment().
   EnvironmentLookup environment;
 };

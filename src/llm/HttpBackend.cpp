@@ -3,6 +3,8 @@
 // leaves, because servers echo request headers back in their error bodies.
 #include "llm/HttpBackend.h"
 
+#include "support/InputReader.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -120,8 +122,11 @@ Error HttpBackend::failure(const std::string &message) const {
 Result<Completion> HttpBackend::completeValid(const Request &request, const std::string &, const CallContext &context) {
   const std::string &model = request.model.empty() ? model_ : request.model;
   Result<HttpRequest> httpRequest = buildHttpRequest(request, model);
-  if (!httpRequest)
-    return Error{httpRequest.error().kind, redactSecrets(httpRequest.error().message, {apiKey_})};
+  if (!httpRequest) {
+    Error error = httpRequest.error(); // keeps its code and location
+    error.message = redactSecrets(error.message, {apiKey_});
+    return error;
+  }
   RetryPolicy policy{options_.maxRetries, options_.initialBackoff, options_.maxBackoff, options_.maxRetryAfter};
   return runWithRetries(policy, context, kind_, [&](int) { return attemptOnce(request, *httpRequest, model, context); });
 }
@@ -147,15 +152,18 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
 
   std::unique_ptr<StreamDecoder> decoder = request.stream ? newStreamDecoder(request) : nullptr;
   std::optional<DecodeFailure> streamFailure;
-  SseParser parser([&](const SseEvent &event) {
-    streamFailure = decoder->onEvent(event, completion, emitText);
-    return !streamFailure;
-  });
+  SseParser parser(
+      [&](const SseEvent &event) {
+        streamFailure = decoder->onEvent(event, completion, emitText);
+        return !streamFailure;
+      },
+      options_.maxSseLineBytes);
   SseSink sink(parser);
 
   HttpTimeouts timeouts{options_.connectTimeout, options_.requestTimeout,
                         request.stream ? options_.stallTimeout : std::chrono::milliseconds(0)};
-  Result<HttpOutcome> posted = client_.post(httpRequest, timeouts, decoder ? &sink : nullptr, context.stop);
+  Result<HttpOutcome> posted =
+      client_.post(httpRequest, timeouts, decoder ? &sink : nullptr, context.stop, HttpLimits{options_.maxResponseBytes});
   // Measured here, on the same clock as firstTokenMs, so that first token <= latency.
   double latencyMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!posted)
@@ -168,6 +176,12 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
   switch (outcome.failure) {
   case TransportFailure::None: break;
   case TransportFailure::SinkRejected:
+    if (parser.lineTooLong())
+      return {failure("stream from " + url + " has a line (or event) longer than the limit of " +
+                      describeByteSize(parser.maxLineBytes()) +
+                      "; raise it with the environment variable PTXFORGE_MAX_SSE_LINE_BYTES (e.g. "
+                      "PTXFORGE_MAX_SSE_LINE_BYTES=64M)"),
+              false, std::nullopt};
     if (streamFailure)
       return decodeError(*streamFailure);
     return {failure("stream rejected by its consumer (from " + url + ")"), false, std::nullopt};

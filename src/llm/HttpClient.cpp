@@ -2,6 +2,8 @@
 // curl call is checked and its failure carries curl's own message.
 #include "llm/HttpClient.h"
 
+#include "support/InputReader.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -12,10 +14,6 @@
 namespace ptxforge::llm {
 
 namespace {
-
-/// Non-streamed bodies larger than this are refused: no model answer is that
-/// big, and a misbehaving server must not exhaust memory.
-constexpr size_t kMaxBodyBytes = 64u << 20;
 
 using Clock = std::chrono::steady_clock;
 
@@ -68,6 +66,8 @@ struct Transfer {
   bool cancelled = false;
   bool sinkRejected = false;
   bool tooLarge = false;
+  size_t maxBodyBytes = 0;
+  size_t bodyBytes = 0; // streamed or collected so far
 };
 
 size_t onHeader(char *data, size_t size, size_t count, void *userData) {
@@ -110,16 +110,18 @@ size_t onBody(char *data, size_t size, size_t count, void *userData) {
     outcome.streamed = transfer->toSink;
     outcome.firstByteMs = std::chrono::duration<double, std::milli>(now - transfer->start).count();
   }
+  // Streamed bodies count too: an endless stream must end somewhere.
+  if (transfer->bodyBytes + bytes > transfer->maxBodyBytes) {
+    transfer->tooLarge = true;
+    return 0;
+  }
+  transfer->bodyBytes += bytes;
   if (transfer->toSink) {
     if (!transfer->sink->onBytes(std::string_view(data, bytes))) {
       transfer->sinkRejected = true;
       return 0; // CURLE_WRITE_ERROR
     }
     return bytes;
-  }
-  if (outcome.body.size() + bytes > kMaxBodyBytes) {
-    transfer->tooLarge = true;
-    return 0;
   }
   outcome.body.append(data, bytes);
   return bytes;
@@ -209,7 +211,7 @@ HttpClient::HttpClient() : pool_(std::make_unique<Pool>()) {}
 HttpClient::~HttpClient() = default;
 
 Result<HttpOutcome> HttpClient::post(const HttpRequest &request, const HttpTimeouts &timeouts, StreamSink *sink,
-                                     const std::stop_token &stop) {
+                                     const std::stop_token &stop, const HttpLimits &limits) {
   if (auto init = initializeCurlOnce(); !init)
     return init.error();
 
@@ -252,6 +254,7 @@ Result<HttpOutcome> HttpClient::post(const HttpRequest &request, const HttpTimeo
   transfer.stop = &stop;
   transfer.outcome = &outcome;
   transfer.stall = timeouts.stall;
+  transfer.maxBodyBytes = limits.maxBodyBytes;
   transfer.start = transfer.lastActivity = Clock::now();
   char errorBuffer[CURL_ERROR_SIZE] = {};
 
@@ -291,7 +294,10 @@ Result<HttpOutcome> HttpClient::post(const HttpRequest &request, const HttpTimeo
   outcome.failure = classify(code, transfer, easy);
   if (transfer.tooLarge) {
     outcome.failure = TransportFailure::Other;
-    outcome.failureMessage = "response body larger than " + std::to_string(kMaxBodyBytes >> 20) + " MiB";
+    outcome.failureMessage = std::string(outcome.streamed ? "streamed " : "") + "response body larger than the limit of " +
+                             describeByteSize(limits.maxBodyBytes) +
+                             "; raise it with the environment variable PTXFORGE_MAX_RESPONSE_BYTES (e.g. "
+                             "PTXFORGE_MAX_RESPONSE_BYTES=256M)";
   } else if (outcome.failure == TransportFailure::Stalled) {
     outcome.failureMessage = "no data for " + std::to_string(timeouts.stall.count()) + " ms";
   } else if (code != CURLE_OK) {

@@ -35,6 +35,15 @@ struct HttpTimeouts {
   std::chrono::milliseconds stall{0};
 };
 
+/// Size caps on one response, so that a misbehaving server (an endless
+/// stream, one endless line) cannot exhaust memory.
+struct HttpLimits {
+  /// Bytes of one response body, streamed or not. Hitting it fails the
+  /// attempt (not retried) with a message naming the limit and
+  /// PTXFORGE_MAX_RESPONSE_BYTES.
+  size_t maxBodyBytes = size_t{64} << 20;
+};
+
 /// How an attempt failed below HTTP. Decides whether it is retried.
 enum class TransportFailure {
   None,           ///< a complete HTTP response arrived (any status)
@@ -82,7 +91,7 @@ public:
   /// text/event-stream, the body goes to the sink; otherwise it is collected in
   /// HttpOutcome::body. An Error only when curl itself cannot be set up.
   Result<HttpOutcome> post(const HttpRequest &request, const HttpTimeouts &timeouts, StreamSink *sink,
-                           const std::stop_token &stop);
+                           const std::stop_token &stop, const HttpLimits &limits = {});
 
 private:
   struct Pool;

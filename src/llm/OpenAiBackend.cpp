@@ -17,9 +17,9 @@ bool readUsage(const nlohmann::json &owner, Completion &completion) {
   auto prompt = usage->find("prompt_tokens");
   auto generated = usage->find("completion_tokens");
   if (prompt != usage->end() && prompt->is_number_integer())
-    completion.usage.promptTokens = prompt->get<int64_t>();
+    completion.usage.promptTokens = jsonTokenCount(*prompt);
   if (generated != usage->end() && generated->is_number_integer())
-    completion.usage.completionTokens = generated->get<int64_t>();
+    completion.usage.completionTokens = jsonTokenCount(*generated);
   completion.usage.reported = true;
   return true;
 }

@@ -2,6 +2,7 @@
 #include "llm/ReplayBackend.h"
 
 #include "llm/RequestHash.h"
+#include "support/InputReader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,12 +16,15 @@
 namespace ptxforge::llm {
 
 Result<std::vector<std::pair<size_t, nlohmann::json>>> readJsonLines(const std::string &path, std::string_view what) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream)
-    return makeError(ErrorKind::Io, std::string(what) + ": cannot read " + path + ": " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  std::string text = buffer.str();
+  // Bounded: `replay:/dev/zero` (or a FIFO nobody closes, or a huge file)
+  // must end with an error naming the limit, not read for ever.
+  Result<size_t> limit = maxInputBytesFromEnvironment();
+  if (!limit)
+    return makeError(limit.error().kind, std::string(what) + ": " + limit.error().message);
+  Result<std::string> read = readFileBounded(path, *limit);
+  if (!read)
+    return makeError(read.error().kind, std::string(what) + ": " + read.error().message);
+  std::string text = std::move(*read);
 
   std::vector<std::pair<size_t, nlohmann::json>> lines;
   size_t lineNumber = 0;

@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace ptxforge::llm {
 
@@ -79,9 +81,12 @@ nlohmann::json completionToJson(const Completion &completion) {
   json["text"] = completion.text;
   if (!completion.rawFinishReason.empty())
     json["finish_reason"] = completion.rawFinishReason;
-  if (completion.usage.reported)
+  if (completion.usage.reported) {
     json["usage"] = {{"prompt_tokens", completion.usage.promptTokens},
                      {"completion_tokens", completion.usage.completionTokens}};
+    if (!completion.usage.note.empty())
+      json["usage"]["note"] = completion.usage.note;
+  }
   if (!completion.model.empty())
     json["model"] = completion.model;
   if (!completion.backend.empty())
@@ -152,11 +157,58 @@ Result<Completion> completionFromJson(const nlohmann::json &json) {
         continue;
       if (!it->is_number_integer())
         return invalid(std::string("\"usage.") + key + "\" is not an integer");
-      *slot = it->get<int64_t>();
+      *slot = jsonTokenCount(*it); // never wrapped to a negative number
     }
+    if (auto note = usage->find("note"); note != usage->end() && note->is_string())
+      completion.usage.note = note->get<std::string>();
     completion.usage.reported = true;
   }
   return completion;
+}
+
+int64_t jsonTokenCount(const nlohmann::json &value) {
+  if (!value.is_number_integer())
+    return 0;
+  if (value.is_number_unsigned())
+    return static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), static_cast<uint64_t>(INT64_MAX)));
+  return value.get<int64_t>();
+}
+
+int64_t addTokenCounts(int64_t a, int64_t b) {
+  if (a < 0 || b < 0)
+    return std::min(a, b);
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+void sanitizeUsage(Completion &completion, const Request &request) {
+  Usage &usage = completion.usage;
+  if (!usage.reported)
+    return;
+  std::string note;
+  auto replace = [&](const char *name, int64_t &count, int64_t instead, const char *why) {
+    note += std::string(note.empty() ? "" : "; ") + name + " " + std::to_string(count) + " " + why + ", counted as " +
+            std::to_string(instead);
+    count = instead;
+  };
+  if (usage.promptTokens < 0) {
+    size_t bytes = request.prompt ? request.prompt->size() : 0;
+    for (const Message &message : request.messages)
+      bytes += message.content.size();
+    replace("prompt_tokens", usage.promptTokens,
+            static_cast<int64_t>(std::min<size_t>(bytes, static_cast<size_t>(kMaxPlausibleTokens))), "is negative");
+  } else if (usage.promptTokens > kMaxPlausibleTokens) {
+    replace("prompt_tokens", usage.promptTokens, kMaxPlausibleTokens, "is implausible");
+  }
+  if (usage.completionTokens < 0) {
+    int64_t instead = request.maxTokens ? *request.maxTokens
+                                        : static_cast<int64_t>(std::min<size_t>(completion.text.size(),
+                                                                                static_cast<size_t>(kMaxPlausibleTokens)));
+    replace("completion_tokens", usage.completionTokens, instead, "is negative");
+  } else if (usage.completionTokens > kMaxPlausibleTokens) {
+    replace("completion_tokens", usage.completionTokens, kMaxPlausibleTokens, "is implausible");
+  }
+  if (!note.empty())
+    usage.note = usage.note.empty() ? note : usage.note + "; " + note;
 }
 
 std::string dumpJson(const nlohmann::json &json) {

@@ -75,7 +75,15 @@ struct Usage {
   int64_t promptTokens = 0;
   int64_t completionTokens = 0;
   bool reported = false;
+  /// Set when the server's numbers could not be believed and were replaced
+  /// (sanitizeUsage): what it sent and what is counted instead.
+  std::string note;
 };
+
+/// The most tokens one request is believed to use, per count; a server that
+/// reports more (2^63-1, say) is clamped to it, so that sums cannot overflow
+/// and a token budget still ends the run.
+inline constexpr int64_t kMaxPlausibleTokens = 100'000'000;
 
 /// Complete: `text` is the model's answer. Pending: no answer yet — the batch
 /// backend wrote the request to its batch file and the caller should end the
@@ -108,6 +116,21 @@ struct Completion {
 
   bool pending() const { return status == CompletionStatus::Pending; }
 };
+
+/// A token count from a server's JSON: an integer (one above INT64_MAX reads
+/// as INT64_MAX, never wrapped); 0 for anything else. sanitizeUsage judges it.
+int64_t jsonTokenCount(const nlohmann::json &value);
+
+/// a + b for token counts: negative when either is (unknown), else saturating.
+int64_t addTokenCounts(int64_t a, int64_t b);
+
+/// Makes reported usage safe to add up against a budget. A negative count is
+/// not a count: the prompt's is replaced by the request's size in bytes (no
+/// tokenizer makes more tokens than bytes), the completion's by the request's
+/// max_tokens (else the answer's size in bytes). A count above
+/// kMaxPlausibleTokens is clamped to it. Usage.note says what was replaced.
+/// Backend::complete applies it to every completion.
+void sanitizeUsage(Completion &completion, const Request &request);
 
 /// JSON form of a completion, as stored in replay records and accepted from an
 /// exec model (text, finish_reason, usage{prompt_tokens, completion_tokens},

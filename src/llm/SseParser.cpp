@@ -27,6 +27,10 @@ bool SseParser::feed(std::string_view bytes) {
       }
       continue;
     }
+    if (line_.size() >= maxLineBytes_) {
+      lineTooLong_ = stopped_ = true;
+      return false;
+    }
     line_.push_back(c);
   }
   return true;
@@ -60,6 +64,11 @@ bool SseParser::processLine(std::string_view line) {
       value.remove_prefix(1);
   }
   if (field == "data") {
+    // Many short data lines make one event: its data is capped like a line.
+    if (pending_.data.size() + value.size() + 1 > maxLineBytes_) {
+      lineTooLong_ = true;
+      return false;
+    }
     if (hasData_)
       pending_.data.push_back('\n');
     pending_.data.append(value);

@@ -27,9 +27,18 @@ public:
   /// Return false from the handler to stop parsing; feed() then returns false.
   using Handler = std::function<bool(const SseEvent &)>;
 
-  explicit SseParser(Handler handler) : handler_(std::move(handler)) {}
+  /// The default cap on one line and on one event's data: 8 MiB, far above
+  /// any chunk a server sends (a whole long answer in one event is under 1 MiB).
+  static constexpr size_t kDefaultMaxLineBytes = size_t{8} << 20;
 
+  explicit SseParser(Handler handler, size_t maxLineBytes = kDefaultMaxLineBytes)
+      : handler_(std::move(handler)), maxLineBytes_(maxLineBytes) {}
+
+  /// false when the handler stopped parsing or a line (or an event's data)
+  /// grew past the cap (then lineTooLong()).
   bool feed(std::string_view bytes);
+  bool lineTooLong() const { return lineTooLong_; }
+  size_t maxLineBytes() const { return maxLineBytes_; }
   /// End of stream: dispatches an event that was not followed by a blank line
   /// (lenient: some servers end with "data: [DONE]\n"). Returns the handler's verdict.
   bool finish();
@@ -39,6 +48,8 @@ private:
   bool dispatch();
 
   Handler handler_;
+  size_t maxLineBytes_;
+  bool lineTooLong_ = false;
   std::string line_;
   SseEvent pending_;
   bool hasData_ = false;

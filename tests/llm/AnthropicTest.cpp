@@ -208,7 +208,7 @@ TEST(Anthropic, NeedsAKeyAndChatMessages) {
   Result<Completion> refused = anthropic(fastOptions(server))->complete(raw);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ErrorKind::InvalidInput);
-  EXPECT_NE(refused.error().message.find("raw prompts are not supported"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("raw prompts are not supported"), std::string::npos) << refused.error().message;
   EXPECT_EQ(server.count(), 0u);
 }
 

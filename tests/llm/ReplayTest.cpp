@@ -153,7 +153,7 @@ TEST_F(ReplayFile, AnInterruptedLastLineIsSkippedButOtherDamageIsNot) {
   write(R"({"completion":{"text":"x"}})" "\n");
   EXPECT_EQ(openBackend("replay:" + path_, BackendOptions()).error().message,
             "replay: " + path_ + ":1: missing string \"request_hash\"");
-  EXPECT_NE(openBackend("replay:/no/such/file.jsonl", BackendOptions()).error().message.find("cannot read"),
+  EXPECT_NE(openBackend("replay:/no/such/file.jsonl", BackendOptions()).error().message.find("cannot open"),
             std::string::npos);
 }
 
