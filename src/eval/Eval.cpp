@@ -251,6 +251,8 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
                                      context.stop};
     solveContext.provenance["task_level"] = task->level;
     solveContext.provenance["eval"] = evalId;
+    // Linked as soon as it exists: a resume after a kill finds it (and its answers).
+    solveContext.onRunCreated = [&](int64_t runId) { return context.store.linkEvalRun(evalId, index, task->name, runId); };
     Result<solve::SolveOutcome> outcome = solve::solve(solveContext, solveOptions, resumeRun);
     if (!outcome) {
       errors.push_back({{"task", task->name}, {"error", outcome.error().message}});

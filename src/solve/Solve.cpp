@@ -6,6 +6,7 @@
 
 #include "llm/RequestHash.h"
 #include "prompt/Extract.h"
+#include "solve/RunLease.h"
 #include "tasks/Inputs.h"
 #include "tasks/Reference.h"
 #include "toolchain/Compiler.h"
@@ -306,7 +307,7 @@ private:
     if (ctx_.stop.stop_requested()) return "interrupted";
     std::lock_guard lock(mutex_);
     std::optional<std::string> reason;
-    if (options_.maxTokensTotal > 0 && promptTokens_ + completionTokens_ >= options_.maxTokensTotal)
+    if (options_.maxTokensTotal > 0 && llm::addTokenCounts(promptTokens_, completionTokens_) >= options_.maxTokensTotal)
       reason = fmt::format("token budget of {} spent", options_.maxTokensTotal);
     else if (options_.maxWallSeconds > 0 &&
              std::chrono::duration<double>(Clock::now() - start_).count() >= options_.maxWallSeconds)
@@ -518,9 +519,19 @@ private:
 
   void countTokens(const nlohmann::json &meta) {
     if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return;
+    // The backends sanitize usage (llm::sanitizeUsage); a store written
+    // before they did may still hold a negative or absurd count, which must
+    // not open the budget: negative counts as the request's max_tokens.
+    auto counted = [&](const char *key) -> int64_t {
+      const nlohmann::json &usage = meta["usage"];
+      if (!usage.contains(key)) return 0;
+      int64_t count = llm::jsonTokenCount(usage[key]);
+      if (count < 0) return options_.maxTokens.value_or(static_cast<int>(llm::kMaxPlausibleTokens));
+      return std::min(count, llm::kMaxPlausibleTokens);
+    };
     std::lock_guard lock(mutex_);
-    promptTokens_ += meta["usage"].value("prompt_tokens", int64_t{0});
-    completionTokens_ += meta["usage"].value("completion_tokens", int64_t{0});
+    promptTokens_ = llm::addTokenCounts(promptTokens_, counted("prompt_tokens"));
+    completionTokens_ = llm::addTokenCounts(completionTokens_, counted("completion_tokens"));
   }
 
   /// Extracts, deduplicates and verifies one answer; false when the store failed.
@@ -558,6 +569,21 @@ private:
           candidatesMade_++;
           return true;
         }
+      }
+      // Recorded, with PTX and no result: the process ended while the gate
+      // checked it (verifyAnswer records a candidate before checking it). It
+      // may well be what killed the process, so it is not checked again.
+      const store::CandidateRecord &interrupted = **existing;
+      if (!interrupted.ptx.empty() && !interrupted.duplicateOf) {
+        attempt.ptx = interrupted.ptx;
+        attempt.result.verdict = verify::Verdict::Crashed;
+        attempt.result.stage = verify::Stage::Execute;
+        attempt.result.task = ctx_.task.name;
+        attempt.result.summary = "crashed: the process checking this candidate ended during the check (killed, or "
+                                 "crashed by the candidate); it is not checked again";
+        shown = attempt.result.summary;
+        store::CandidateRecord recorded = interrupted;
+        return record(recorded, attempt, std::nullopt, nlohmann::json(nullptr), candidateId, speedup, verdict);
       }
     }
 
@@ -616,6 +642,9 @@ private:
       }
     }
 
+    // Recorded before the check, so that a check that kills the process
+    // leaves a trace a resume can read (above).
+    if (Result<int64_t> id = ctx_.store.addCandidate(candidate); !id) return false;
     report(round, slot, kind, "verifying");
     // The gate's seed: pinned by the run's check options, else derived from
     // the run's seed and the candidate's text. A replay of a run checks the
@@ -748,9 +777,25 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
   SolveOptions options = requested;
   int64_t runId = 0;
   nlohmann::json resumes = nlohmann::json::array();
+  // This process's claim, taken before the run exists (RunLease.h).
+  Result<std::unique_ptr<RunOwner>> owner = RunOwner::create(context.store.path());
+  if (!owner) return owner.error();
+  // Runs left `running` by a process that died are interrupted, not running.
+  if (Result<std::vector<int64_t>> reaped = reapDeadRuns(context.store); !reaped) return reaped.error();
   if (resumeRunId) {
+    if (Result<void> locked = (*owner)->lockRun(*resumeRunId, false); !locked) return locked.error();
     Result<store::RunRecord> run = context.store.run(*resumeRunId);
     if (!run) return run.error();
+    if (run->status == "running")
+      // Not reaped, so its owner lives: it is between creating the run and locking it.
+      return makeError(ErrorKind::InvalidInput,
+                       fmt::format("run {} is being worked on by another process (pid {}); wait for it to end before "
+                                   "resuming",
+                                   *resumeRunId,
+                                   run->summary.is_object() && run->summary.contains("owner") &&
+                                           run->summary["owner"].is_object() && run->summary["owner"].contains("pid")
+                                       ? run->summary["owner"]["pid"].dump()
+                                       : std::string("?")));
     if (run->task != context.task.name)
       return makeError(ErrorKind::InvalidInput, fmt::format("run {} solved task '{}', not '{}'", *resumeRunId,
                                                             run->task, context.task.name));
@@ -782,7 +827,9 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     // The checker's executor may differ from the interrupted run's; its
     // recorded results stand, new candidates are checked on this one.
     runId = *resumeRunId;
-    if (Result<void> updated = context.store.updateRun(runId, "running", run->summary); !updated)
+    nlohmann::json owned = run->summary.is_object() ? run->summary : nlohmann::json::object();
+    owned["owner"] = (*owner)->identity();
+    if (Result<void> updated = context.store.updateRun(runId, "running", owned); !updated)
       return updated.error();
   } else {
     if (options.tendencies.empty()) options.tendencies = defaultTendencies();
@@ -802,9 +849,17 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     provenance["backend"] = context.backend.describe();
     if (std::optional<std::string> nvdisasm = toolchain::findNvdisasm()) provenance["nvdisasm"] = *nvdisasm;
     run.provenance = std::move(provenance);
+    run.summary = {{"owner", (*owner)->identity()}};
     Result<int64_t> created = context.store.createRun(run);
     if (!created) return created.error();
     runId = *created;
+    // Only a reaper can hold a new run's lock, and only for an instant.
+    if (Result<void> locked = (*owner)->lockRun(runId, true); !locked) return locked.error();
+    if (context.onRunCreated)
+      if (Result<void> told = context.onRunCreated(runId); !told) {
+        (void)context.store.updateRun(runId, "failed", {{"error", told.error().message}});
+        return told.error();
+      }
   }
 
   Runner runner(context, options, runId);

@@ -94,6 +94,10 @@ struct SolveContext {
   std::function<void(const ProgressEvent &)> onProgress;
   /// Stops the run: requests in flight are cancelled, the run is "interrupted".
   std::stop_token stop;
+  /// Called once a new run exists in the store, before its first request (an
+  /// eval links the run to itself here, so that a process killed mid-task
+  /// leaves a run that the eval's resume finds). An Error ends the run as failed.
+  std::function<Result<void>(int64_t runId)> onRunCreated;
 };
 
 struct SolveOutcome {
@@ -118,7 +122,13 @@ struct ResumeOverrides {
   std::optional<int> maxCandidatesTotal;
 };
 
-/// Starts a new run (resumeRunId empty) or resumes one; a resumed run uses
+/// Starts a new run (resumeRunId empty) or resumes one. Either way the run is
+/// this process's while it works on it (RunLease.h): a resume of a run that
+/// another live process works on fails at once naming that process, and runs
+/// whose process died while `running` are first marked `interrupted`. A
+/// candidate is recorded before the gate checks it, so a candidate whose
+/// check killed the process is recorded as `crashed` on resume, not checked
+/// again. A resumed run uses
 /// its recorded options, not `options`, except for `overrides` (recorded in
 /// the summary's "resumes"). A resume replays the run from the store: a
 /// completion or a result already recorded is reused, a request whose answer

@@ -10,6 +10,7 @@
 // nvdisasm is hidden from the loop (PTXFORGE_NVDISASM points nowhere) except
 // in the one test of SASS dedupe, which is skipped where nvdisasm is absent.
 #include "solve/Solve.h"
+#include "solve/RunLease.h"
 
 #include "emu/EmuExecutor.h"
 #include "llm/Backend.h"
@@ -35,6 +36,8 @@
 #include <stop_token>
 #include <string>
 #include <vector>
+#include <csignal>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ptxforge;
@@ -1181,4 +1184,191 @@ TEST_F(SolveTest, UnreadableSkeletonStillGetsAFillRequest) {
   ASSERT_EQ(fills.size(), 1u);
   EXPECT_CONTAINS(userMessage(fills[0]), "No skeleton could be read from your answer");
   EXPECT_EQ(verdicts(outcome->runId), (std::vector<std::string>{"1 0 skeleton -", "1 0 initial correct"}));
+}
+
+// --- a process that dies (issue 13) ---------------------------------------------------
+//
+// The run is started in a forked child that is killed with SIGKILL at a chosen
+// point (mid-round, mid-check); the parent then opens the same store as the
+// next process would.
+
+namespace {
+
+/// Runs `body` in a child process on its own connection to the store at
+/// `storePath`; the body ends the child (SIGKILL) itself. Returns the child's pid.
+pid_t runInChild(const std::string &storePath, const std::function<void(store::Store &)> &body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    Result<std::unique_ptr<store::Store>> opened = store::Store::open(storePath);
+    if (!opened) ::_exit(90);
+    body(**opened);
+    ::_exit(91); // the body was meant to die before this
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+  return pid;
+}
+
+} // namespace
+
+TEST_F(SolveTest, AKilledRunIsInterruptedAndItsResumeAsksNothingTwice) {
+  SolveOptions options = smallOptions(2, 2);
+  std::string storePath = (dir_ / "runs.db").string();
+  pid_t child = runInChild(storePath, [&](store::Store &store) {
+    std::atomic<int> calls{0};
+    ScriptedBackend dying([&](const llm::Request &request) -> Result<llm::Completion> {
+      if (++calls == 3) ::raise(SIGKILL); // the first request of round 2
+      return mistakesThenCorrect(request, 2);
+    });
+    SolveContext context{.task = vectorAdd(), .backend = dying, .modelSpec = "scripted", .executor = *executor_,
+                         .store = store, .templates = templates()};
+    (void)solve::solve(context, options);
+  });
+
+  Result<std::vector<store::RunRecord>> runs = store_->runs();
+  ASSERT_OK(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  int64_t runId = runs->front().id;
+  EXPECT_EQ(runs->front().status, "running"); // as kill -9 left it
+
+  // The next process to open the store for a run sees that the owner is gone.
+  Result<std::vector<int64_t>> reaped = reapDeadRuns(*store_);
+  ASSERT_OK(reaped);
+  EXPECT_EQ(*reaped, std::vector<int64_t>{runId});
+  store::RunRecord after = load(runId).run;
+  EXPECT_EQ(after.status, "interrupted");
+  EXPECT_CONTAINS(after.summary["stopped_because"].get<std::string>(), "pid " + std::to_string(child));
+  EXPECT_FALSE(after.summary.contains("owner"));
+
+  // The resume asks only round 2: round 1's two answers are in the store.
+  ScriptedBackend resumed([](const llm::Request &request) { return mistakesThenCorrect(request, 2); });
+  Result<SolveOutcome> finished = run(resumed, options, runId);
+  ASSERT_OK(finished);
+  EXPECT_EQ(finished->status, "done");
+  EXPECT_EQ(resumed.calls(), 2);
+  for (const llm::Request &request : resumed.requests()) EXPECT_GE(request.seed.value_or(0), 3);
+  EXPECT_EQ(finished->summary["resumes"][0]["status_before"], "interrupted");
+  EXPECT_EQ(load(runId).run.status, "done");
+}
+
+TEST_F(SolveTest, ACandidateThatKilledTheCheckIsRecordedCrashedNotCheckedAgain) {
+  SolveOptions options = smallOptions(1, 2);
+  std::string storePath = (dir_ / "runs.db").string();
+  runInChild(storePath, [&](store::Store &store) {
+    ScriptedBackend backend(alwaysCorrect);
+    SolveContext context{.task = vectorAdd(), .backend = backend, .modelSpec = "scripted", .executor = *executor_,
+                         .store = store, .templates = templates()};
+    // As if the gate took the process down while checking slot 0's kernel.
+    context.onProgress = [](const ProgressEvent &event) {
+      if (event.slot == 0 && event.what == "verifying") ::raise(SIGKILL);
+    };
+    (void)solve::solve(context, options);
+  });
+  Result<std::vector<store::RunRecord>> runs = store_->runs();
+  ASSERT_OK(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  int64_t runId = runs->front().id;
+  store::RunData before = load(runId);
+  const store::AttemptRow *killed = attempt(before, 1, 0, "initial");
+  ASSERT_TRUE(killed && killed->candidate) << "the candidate is recorded before its check";
+  EXPECT_FALSE(killed->result);
+
+  // Slot 1 writes another kernel (a duplicate would share slot 0's verdict).
+  ScriptedBackend backend([](const llm::Request &request) {
+    return answer(fenced(slotOf(request, 2) == 0 ? referencePtx() : withoutStores(referencePtx())));
+  });
+  std::vector<std::string> checked;
+  Result<SolveOutcome> resumed = run(backend, options, runId, {}, [&](const ProgressEvent &event) {
+    if (event.what == "verifying") checked.push_back(std::to_string(event.slot));
+  });
+  ASSERT_OK(resumed);
+  EXPECT_EQ(backend.calls(), 1); // slot 1 only: slot 0's answer is stored
+  EXPECT_EQ(checked, std::vector<std::string>{"1"});
+  EXPECT_EQ(verdicts(runId), (std::vector<std::string>{"1 0 initial crashed", "1 1 initial wrong"}));
+  store::RunData after = load(runId);
+  const store::AttemptRow *crashed = attempt(after, 1, 0, "initial");
+  ASSERT_TRUE(crashed && crashed->result);
+  EXPECT_CONTAINS(crashed->result->summary, "not checked again");
+  EXPECT_EQ(resumed->status, "done");
+  EXPECT_EQ(resumed->summary["counts"], (nlohmann::json{{"crashed", 1}, {"wrong", 1}}));
+}
+
+TEST_F(SolveTest, ARunAnotherProcessWorksOnCannotBeResumed) {
+  std::stop_source stop;
+  stop.request_stop();
+  ScriptedBackend first(alwaysCorrect);
+  Result<SolveOutcome> stopped = run(first, smallOptions(1, 1), std::nullopt, stop.get_token());
+  ASSERT_OK(stopped);
+
+  // Another owner (in another process, as far as the lock can tell) holds the run.
+  Result<std::unique_ptr<RunOwner>> other = RunOwner::create(store_->path());
+  ASSERT_OK(other);
+  ASSERT_OK((*other)->lockRun(stopped->runId, false));
+  ScriptedBackend second(alwaysCorrect);
+  Result<SolveOutcome> refused = run(second, smallOptions(1, 1), stopped->runId);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_CONTAINS(refused.error().message, "is being worked on by pid " + std::to_string(::getpid()));
+  EXPECT_EQ(second.calls(), 0);
+  EXPECT_EQ(load(stopped->runId).run.status, "interrupted"); // untouched
+
+  // Once it lets go, the resume runs.
+  (*other)->unlockRun(stopped->runId);
+  Result<SolveOutcome> resumed = run(second, smallOptions(1, 1), stopped->runId);
+  ASSERT_OK(resumed);
+  EXPECT_EQ(resumed->status, "done");
+  EXPECT_EQ(second.calls(), 1);
+}
+
+TEST_F(SolveTest, ALiveRunIsNotReaped) {
+  // While a run works, another process's reaper must leave it alone.
+  ScriptedBackend backend([&](const llm::Request &) {
+    Result<std::unique_ptr<store::Store>> other = store::Store::open(store_->path());
+    EXPECT_TRUE(other.ok());
+    if (other.ok()) {
+      Result<std::vector<int64_t>> reaped = reapDeadRuns(**other);
+      EXPECT_TRUE(reaped.ok() && reaped->empty());
+    }
+    return answer(fenced(referencePtx()));
+  });
+  Result<SolveOutcome> outcome = run(backend, smallOptions(1, 1));
+  ASSERT_OK(outcome);
+  EXPECT_EQ(outcome->status, "done");
+}
+
+TEST_F(SolveTest, ANewRunIsAnnouncedBeforeItsFirstRequest) {
+  std::optional<int64_t> announced;
+  ScriptedBackend backend([&](const llm::Request &) {
+    EXPECT_TRUE(announced.has_value()) << "asked before the run was announced";
+    return answer(fenced(referencePtx()));
+  });
+  SolveContext context{.task = vectorAdd(), .backend = backend, .modelSpec = "scripted", .executor = *executor_,
+                       .store = *store_, .templates = templates()};
+  context.onRunCreated = [&](int64_t runId) -> Result<void> {
+    announced = runId;
+    return {};
+  };
+  Result<SolveOutcome> outcome = solve::solve(context, smallOptions(1, 1));
+  ASSERT_OK(outcome);
+  EXPECT_EQ(announced, std::optional<int64_t>(outcome->runId));
+}
+
+TEST_F(SolveTest, NegativeOrAbsurdUsageStillEndsATokenBudget) {
+  SolveOptions options = smallOptions(3, 2);
+  options.maxTokensTotal = 50'000;
+  // 2^63-1 twice overflowed the sum to a negative number: the budget never ended the run.
+  ScriptedBackend huge([](const llm::Request &) { return answer(fenced(referencePtx()), INT64_MAX, INT64_MAX); });
+  Result<SolveOutcome> first = run(huge, options);
+  ASSERT_OK(first);
+  EXPECT_EQ(first->status, "budget");
+  EXPECT_EQ(huge.calls(), 1);
+
+  // Negative counts subtracted from the spend; now each request costs its max_tokens at least.
+  ScriptedBackend negative([](const llm::Request &) { return answer(fenced(referencePtx()), -1'000'000, -1'000'000); });
+  options.maxTokens = 20'000;
+  Result<SolveOutcome> second = run(negative, options);
+  ASSERT_OK(second);
+  EXPECT_EQ(second->status, "budget");
+  EXPECT_LE(negative.calls(), 3);
+  EXPECT_GE(second->summary["tokens"]["completion"].get<int64_t>(), 20'000);
 }
