@@ -2,13 +2,16 @@
 #include "EvalCommands.h"
 
 #include "Commands.h"
+#include "GateOptions.h"
 #include "ModelOptions.h"
+#include "Output.h"
 #include "eval/Eval.h"
 #include "eval/EvalReport.h"
 #include "prompt/Template.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,9 +19,6 @@
 
 namespace ptxforge::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
 
 struct EvalCli {
   ModelFlags model;
@@ -33,17 +33,11 @@ struct EvalCli {
   uint64_t seed = 1;
   bool stream = false;
   int concurrency = 4;
-  std::string executor = "auto";
-  std::string arch = "sm_90";
-  int trials = 3;
-  int timingRounds = 10;
-  uint32_t launchTimeoutMs = 10000;
-  std::vector<std::string> tasksDirs;
+  GateFlags gate; ///< --arch empty: the executor's device
   std::string promptsDir;
   std::string storePath;
   std::string outDir;
   std::optional<int64_t> resume;
-  std::string format = "text";
   bool quiet = false;
   // show / compare / leaderboard
   int64_t evalId = 0;
@@ -53,17 +47,15 @@ struct EvalCli {
 
 
 
-std::optional<std::vector<int>> parseKs(const std::string &text) {
+Result<std::vector<int>> parseKs(const std::string &text) {
   std::vector<int> ks;
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
     char *end = nullptr;
     long k = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || k < 1 || k > 10000) {
-      fmt::print(stderr, "ptxforge: error: --k: '{}' is not a positive integer\n", item);
-      return std::nullopt;
-    }
+    if (item.empty() || *end != '\0' || k < 1 || k > 10000)
+      return makeError(ErrorKind::InvalidInput, fmt::format("--k: '{}' is not a positive integer", item));
     ks.push_back(static_cast<int>(k));
   }
   return ks;
@@ -100,36 +92,16 @@ std::string headline(const nlohmann::json &document) {
   return out;
 }
 
-int runEvalCommand(const EvalCli &cli) {
-  std::optional<tasks::Suite> suite = loadSuite(cli.tasksDirs);
-  if (!suite) return kExitUsage;
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
-
-  std::string modelSpec = cli.model.model;
-  if (cli.resume && modelSpec.empty()) {
-    Result<store::EvalRecord> record = (*store)->evalRecord(*cli.resume);
-    if (!record) return failWith(record.error().message);
-    modelSpec = record->model;
-  }
-  Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
-  if (!backend) return failWith(backend.error().message);
-  Result<prompt::TemplateSet> templates =
-      prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
-  if (!templates) return failWith(templates.error().message);
-  std::string unavailable;
-  std::unique_ptr<exec::Executor> executor = createExecutor(cli.executor, unavailable);
-  if (!executor) return failWith("no executor: " + unavailable);
-
+Result<eval::EvalOptions> evalOptionsFrom(const EvalCli &cli, const exec::Executor &executor) {
   eval::EvalOptions options;
   options.suite = cli.suite;
   options.samples = cli.samples;
-  std::optional<std::vector<int>> ks = parseKs(cli.ks);
-  if (!ks) return kExitUsage;
+  Result<std::vector<int>> ks = parseKs(cli.ks);
+  if (!ks) return ks.error();
   options.ks = *ks;
   options.rounds = cli.rounds;
   Result<std::vector<prompt::Strategy>> strategies = firstAttemptStrategies(cli.strategies);
-  if (!strategies) return failWith(strategies.error().message);
+  if (!strategies) return strategies.error();
   options.strategies = *strategies;
   options.temperature = cli.temperature;
   options.topP = cli.topP;
@@ -137,31 +109,63 @@ int runEvalCommand(const EvalCli &cli) {
   options.seed = cli.seed;
   options.stream = cli.stream;
   options.concurrency = cli.concurrency;
-  options.arch = cli.arch;
-  options.trials = cli.trials;
-  options.timingRounds = cli.timingRounds;
-  options.launchTimeoutMs = cli.launchTimeoutMs;
+  options.arch = cli.gate.arch.empty() ? executor.properties().arch() : cli.gate.arch;
+  options.trials = cli.gate.trials;
+  options.timingRounds = cli.gate.timingRounds;
+  options.launchTimeoutMs = cli.gate.launchTimeoutMs;
+  return options;
+}
+
+void printEvalOutcome(const EvalCli &cli, const eval::EvalOutcome &outcome, const std::filesystem::path &out) {
+  if (cli.gate.format == "json") {
+    std::cout << outcome.document.dump(2) << '\n';
+    return;
+  }
+  fmt::print("eval {} {}: {}\n", outcome.evalId, outcome.status, headline(outcome.document));
+  fmt::print("report: {}, {} and {}\n", (out / "eval.md").string(), (out / "eval.html").string(),
+             (out / "eval.json").string());
+  if (outcome.status == "pending") {
+    std::string flags;
+    if (!cli.storePath.empty()) flags += " --store " + cli.storePath;
+    if (cli.model.batchFile) flags += " --batch-file " + *cli.model.batchFile;
+    fmt::print("waiting for batch results: run `ptxforge eval --resume {}{} --batch-results FILE` when they are in\n",
+               outcome.evalId, flags);
+  }
+}
+
+int runEvalCommand(const EvalCli &cli) {
+  const std::string &format = cli.gate.format;
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return fail(format, suite.error());
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  if (!store) return fail(format, store.error());
+  std::string modelSpec = cli.model.model;
+  if (cli.resume && modelSpec.empty()) {
+    Result<store::EvalRecord> record = (*store)->evalRecord(*cli.resume);
+    if (!record) return fail(format, record.error());
+    modelSpec = record->model;
+  }
+  Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
+  if (!backend) return fail(format, backend.error());
+  Result<prompt::TemplateSet> templates =
+      prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
+  if (!templates) return fail(format, templates.error());
+  std::string unavailable;
+  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, unavailable);
+  if (!executor) return fail(format, "no executor: " + unavailable);
+  Result<eval::EvalOptions> options = evalOptionsFrom(cli, *executor);
+  if (!options) return fail(format, options.error());
 
   InterruptStop interrupt;
   eval::EvalContext context{*suite, **backend, modelSpec, *executor, **store, *templates, {}, {}, interrupt.token()};
   context.provenance = {{"ptxforge", std::string(versionString())}, {"reference_compiler", "NVRTC"}};
   if (!cli.quiet) context.onProgress = [](const std::string &line) { fmt::print(stderr, "{}\n", line); };
-  Result<eval::EvalOutcome> outcome = eval::runEval(context, options, cli.resume);
-  if (!outcome) return failWith(outcome.error().message);
+  Result<eval::EvalOutcome> outcome = eval::runEval(context, *options, cli.resume);
+  if (!outcome) return fail(format, outcome.error());
 
   std::filesystem::path out = cli.outDir.empty() ? defaultOut(**store, outcome->evalId) : std::filesystem::path(cli.outDir);
-  Result<void> written = writeEvalFiles(out, outcome->document);
-  if (!written) return failWith(written.error().message);
-  if (cli.format == "json") {
-    std::cout << outcome->document.dump(2) << '\n';
-  } else {
-    fmt::print("eval {} {}: {}\n", outcome->evalId, outcome->status, headline(outcome->document));
-    fmt::print("report: {}, {} and {}\n", (out / "eval.md").string(), (out / "eval.html").string(),
-               (out / "eval.json").string());
-    if (outcome->status == "pending")
-      fmt::print("waiting for batch results: run `ptxforge eval --resume {} --batch-results FILE` when they are in\n",
-                 outcome->evalId);
-  }
+  if (Result<void> written = writeEvalFiles(out, outcome->document); !written) return fail(format, written.error());
+  printEvalOutcome(cli, *outcome, out);
   return kExitOk;
 }
 
@@ -179,51 +183,75 @@ Result<nlohmann::json> loadDocument(store::Store &store, const std::string &whic
 }
 
 int runShow(const EvalCli &cli) {
+  const std::string &format = cli.gate.format;
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail(format, store.error());
   Result<nlohmann::json> document = eval::evalDocument(**store, cli.evalId);
-  if (!document) return failWith(document.error().message);
-  if (cli.format == "json") {
+  if (!document) return fail(format, document.error());
+  if (!cli.outDir.empty())
+    if (Result<void> written = writeEvalFiles(cli.outDir, *document); !written) return fail(format, written.error());
+  if (format == "json")
     std::cout << document->dump(2) << '\n';
-    return kExitOk;
-  }
-  if (!cli.outDir.empty()) {
-    if (Result<void> written = writeEvalFiles(cli.outDir, *document); !written) return failWith(written.error().message);
-  }
-  std::cout << eval::evalMarkdown(*document);
+  else
+    std::cout << eval::evalMarkdown(*document);
   return kExitOk;
 }
 
 int runCompare(const EvalCli &cli) {
+  const std::string &format = cli.gate.format;
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail(format, store.error());
   Result<nlohmann::json> a = loadDocument(**store, cli.a);
-  if (!a) return failWith(a.error().message);
+  if (!a) return fail(format, a.error());
   Result<nlohmann::json> b = loadDocument(**store, cli.b);
-  if (!b) return failWith(b.error().message);
-  std::cout << eval::compareMarkdown(*a, *b);
+  if (!b) return fail(format, b.error());
+  if (format == "json")
+    std::cout << nlohmann::json{{"a", *a}, {"b", *b}, {"markdown", eval::compareMarkdown(*a, *b)}}.dump(2) << '\n';
+  else
+    std::cout << eval::compareMarkdown(*a, *b);
   return kExitOk;
 }
 
+/// The suites the store holds evals of, newest version of each first.
+std::vector<std::string> knownSuites(const std::vector<store::EvalRecord> &records) {
+  std::vector<std::string> suites;
+  for (const store::EvalRecord &record : records)
+    if (std::find(suites.begin(), suites.end(), record.suite) == suites.end()) suites.push_back(record.suite);
+  return suites;
+}
+
 int runLeaderboard(const EvalCli &cli) {
+  const std::string &format = cli.gate.format;
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail(format, store.error());
   Result<std::vector<store::EvalRecord>> records = (*store)->evals();
-  if (!records) return failWith(records.error().message);
+  if (!records) return fail(format, records.error());
   std::vector<nlohmann::json> documents;
   std::string version = cli.suiteVersion;
   for (const store::EvalRecord &record : *records) {
     // Newest first: without --suite-version, the newest version of --suite.
     if (version.empty() && record.suite == cli.suite) version = record.suiteVersion;
     Result<nlohmann::json> document = eval::evalDocument(**store, record.id);
-    if (!document) return failWith(document.error().message);
+    if (!document) return fail(format, document.error());
     documents.push_back(std::move(document.value()));
   }
   if (version.empty()) {
-    fmt::print("no eval of suite '{}' in {}\n", cli.suite, (*store)->path());
+    // Not an error: nothing evaluated yet. Say what there is instead.
+    std::vector<std::string> suites = knownSuites(*records);
+    std::string known;
+    for (const std::string &suite : suites) known += (known.empty() ? "" : ", ") + suite;
+    if (format == "json")
+      std::cout << nlohmann::json{{"suite", cli.suite}, {"suite_version", nullptr}, {"suites", suites}}.dump(2) << '\n';
+    else
+      fmt::print("no eval of suite '{}' in {}; suites with evals: {}\n", cli.suite, (*store)->path(),
+                 known.empty() ? std::string("none") : known);
     return kExitOk;
   }
-  std::cout << eval::leaderboardMarkdown(documents, version);
+  std::string board = eval::leaderboardMarkdown(documents, version);
+  if (format == "json")
+    std::cout << nlohmann::json{{"suite_version", version}, {"markdown", board}}.dump(2) << '\n';
+  else
+    std::cout << board;
   return kExitOk;
 }
 
@@ -237,36 +265,27 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   evalCommand->require_subcommand(0, 1);
   addModelFlags(evalCommand, cli.model);
   evalCommand->add_option("--suite", cli.suite, "core (every task), L1, L2, L3, or task names separated by commas")
-      ->default_val("core");
-  evalCommand->add_option("--samples,-n", cli.samples, "Independent samples per task")->check(CLI::Range(1, 1000))->default_val(5);
-  evalCommand->add_option("--k", cli.ks, "The k of pass@k, comma-separated (each <= --samples)")->default_val("1");
+      ->capture_default_str();
+  evalCommand->add_option("--samples,-n", cli.samples, "Independent samples per task")->check(CLI::Range(1, 1000))->capture_default_str();
+  evalCommand->add_option("--k", cli.ks, "The k of pass@k, comma-separated (each <= --samples)")->capture_default_str();
   evalCommand->add_option("--rounds", cli.rounds, "1: samples only; r: r-1 repair/optimize turns per sample")
       ->check(CLI::Range(1, 100))
-      ->default_val(1);
+      ->capture_default_str();
   evalCommand->add_option("--strategy", cli.strategies, "Prompt strategies: zero-shot, spec, few-shot, skeleton")
-      ->default_val("zero-shot,spec");
-  evalCommand->add_option("--temperature", cli.temperature, "Every sample's temperature")->check(CLI::Range(0.0, 2.0))->default_val(0.7);
+      ->capture_default_str();
+  evalCommand->add_option("--temperature", cli.temperature, "Every sample's temperature")->check(CLI::Range(0.0, 2.0))->capture_default_str();
   evalCommand->add_option("--top-p", cli.topP, "Nucleus sampling parameter")->check(CLI::Range(0.0, 1.0));
-  evalCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->default_val(8192);
-  evalCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->default_val(1);
+  evalCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->capture_default_str();
+  evalCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->capture_default_str();
   evalCommand->add_flag("--stream", cli.stream, "Stream answers");
   evalCommand->add_option("--concurrency,-j", cli.concurrency, "Model requests in flight within a task")
       ->check(CLI::Range(1, 256))
-      ->default_val(4);
-  evalCommand->add_option("--executor", cli.executor, "gpu, emu, or auto (the GPU if there is one, else emu)")
-      ->check(CLI::IsMember({"gpu", "emu", "auto"}))
-      ->envname("PTXFORGE_EXECUTOR")
-      ->default_val("auto");
-  evalCommand->add_option("--arch", cli.arch, "Target architecture")->envname("PTXFORGE_ARCH")->default_val("sm_90");
-  evalCommand->add_option("--trials", cli.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
-  evalCommand->add_option("--timing-rounds", cli.timingRounds, "Interleaved timing rounds")->default_val(10);
-  evalCommand->add_option("--timeout-ms", cli.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
-  evalCommand->add_option("--tasks-dir", cli.tasksDirs, "Extra folder of tasks (repeatable)");
+      ->capture_default_str();
+  addGateFlags(evalCommand, cli.gate);
   evalCommand->add_option("--prompts", cli.promptsDir, "Folder of prompt templates")->envname("PTXFORGE_PROMPTS_DIR");
   addStoreFlag(evalCommand, cli.storePath);
   evalCommand->add_option("--out", cli.outDir, "Where eval.json/.md/.html go (default: eval-N beside the store)");
   evalCommand->add_option("--resume", cli.resume, "Resume eval N (after an interruption, or with batch results)");
-  evalCommand->add_option("--format", cli.format, "Final output")->check(CLI::IsMember({"text", "json"}))->default_val("text");
   evalCommand->add_flag("--quiet,-q", cli.quiet, "No per-task progress on stderr");
   evalCommand->callback([&exitCode, shared, evalCommand] {
     if (!evalCommand->get_subcommands().empty()) return; // a subcommand ran
@@ -277,19 +296,21 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   show->add_option("eval", cli.evalId, "Eval id")->required();
   addStoreFlag(show, cli.storePath);
   show->add_option("--out", cli.outDir, "Also write eval.json/.md/.html here");
-  show->add_option("--format", cli.format, "text (Markdown) or json")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  addFormatFlag(show, cli.gate.format);
   show->callback([&exitCode, shared] { exitCode = runShow(*shared); });
 
   CLI::App *compare = evalCommand->add_subcommand("compare", "Two evals side by side (ids in the store or eval.json files)");
   compare->add_option("a", cli.a, "Eval id or eval.json")->required();
   compare->add_option("b", cli.b, "Eval id or eval.json")->required();
   addStoreFlag(compare, cli.storePath);
+  addFormatFlag(compare, cli.gate.format);
   compare->callback([&exitCode, shared] { exitCode = runCompare(*shared); });
 
   CLI::App *leaderboard = evalCommand->add_subcommand("leaderboard", "Every model evaluated on one suite version, best first");
-  leaderboard->add_option("--suite", cli.suite, "The suite whose newest version is shown")->default_val("core");
+  leaderboard->add_option("--suite", cli.suite, "The suite whose newest version is shown")->capture_default_str();
   leaderboard->add_option("--suite-version", cli.suiteVersion, "Exactly this suite version (e.g. core@1a2b3c4d5e6f)");
   addStoreFlag(leaderboard, cli.storePath);
+  addFormatFlag(leaderboard, cli.gate.format);
   leaderboard->callback([&exitCode, shared] { exitCode = runLeaderboard(*shared); });
 }
 

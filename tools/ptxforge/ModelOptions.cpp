@@ -95,11 +95,6 @@ Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &
   return strategies;
 }
 
-int failWith(const std::string &message) {
-  fmt::print(stderr, "ptxforge: error: {}\n", message);
-  return 2;
-}
-
 Result<void> writeTextFile(const std::filesystem::path &path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));

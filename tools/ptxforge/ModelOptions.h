@@ -46,10 +46,6 @@ Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
 /// optimize belong to the later rounds: InvalidInput says so.
 Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text);
 
-/// Prints "ptxforge: error: MESSAGE" on stderr and returns 2, the exit status
-/// of usage, I/O and set-up errors.
-int failWith(const std::string &message);
-
 /// Writes `text` to `path`, replacing it; an Io error names the path.
 Result<void> writeTextFile(const std::filesystem::path &path, std::string_view text);
 

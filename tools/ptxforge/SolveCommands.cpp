@@ -2,7 +2,10 @@
 #include "SolveCommands.h"
 
 #include "Commands.h"
+#include "GateOptions.h"
 #include "ModelOptions.h"
+#include "Output.h"
+#include "StoreJson.h"
 #include "llm/BackendSpec.h"
 #include "prompt/PromptBuilder.h"
 #include "prompt/Template.h"
@@ -28,9 +31,7 @@
 namespace ptxforge::cli {
 namespace {
 
-constexpr int kExitOk = 0;
 constexpr int kExitNoKernel = 1;
-constexpr int kExitUsage = 2;
 
 /// Options of the model-facing commands.
 struct SolveCli {
@@ -53,19 +54,13 @@ struct SolveCli {
   int maxCandidates = 0;
   std::string objective;
   std::string promptsDir;
-  // The gate.
-  std::string executor = "auto";
-  std::string arch = "sm_90";
+  // The gate (--arch also names the prompts' target; empty: the executor's device).
+  GateFlags gate;
   std::string shapes;
-  int trials = 3;
-  int timingRounds = 10;
-  uint32_t launchTimeoutMs = 10000;
-  std::vector<std::string> tasksDirs;
   // Where things go.
   std::string storePath;
   std::string outDir;
   std::optional<int64_t> resume;
-  std::string format = "text";
   bool quiet = false;
   // runs / show / report
   int64_t runId = 0;
@@ -76,17 +71,15 @@ struct SolveCli {
 };
 
 
-std::optional<std::vector<double>> parseTemperatures(const std::string &text) {
+Result<std::vector<double>> parseTemperatures(const std::string &text) {
   std::vector<double> values;
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
     char *end = nullptr;
     double value = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0' || value < 0 || value > 2) {
-      fmt::print(stderr, "ptxforge: error: --temperatures: '{}' is not a number in [0, 2]\n", item);
-      return std::nullopt;
-    }
+    if (item.empty() || *end != '\0' || value < 0 || value > 2)
+      return makeError(ErrorKind::InvalidInput, fmt::format("--temperatures: '{}' is not a number in [0, 2]", item));
     values.push_back(value);
   }
   return values;
@@ -102,14 +95,7 @@ Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesy
   if (!data) return data.error();
   if (!bestPtx.empty())
     if (Result<void> written = writeTextFile(dir / "best.ptx", bestPtx); !written) return written;
-  nlohmann::json document = {{"run", runId},
-                             {"task", data->run.task},
-                             {"model", data->run.model},
-                             {"status", data->run.status},
-                             {"strategies", data->run.strategies},
-                             {"parameters", data->run.parameters},
-                             {"provenance", data->run.provenance},
-                             {"summary", summaryJson}};
+  nlohmann::json document = runSummaryJson(*data, runId, summaryJson);
   if (Result<void> written = writeTextFile(dir / "summary.json", document.dump(2) + "\n"); !written) return written;
   if (Result<void> written = writeTextFile(dir / "report.md", report::markdownReport(*data)); !written) return written;
   return writeTextFile(dir / "report.html", report::htmlReport(*data));
@@ -128,45 +114,21 @@ void printProgress(const solve::ProgressEvent &event) {
   fmt::print(stderr, "{} {}{}  | best: {}\n", where, verdict, what, best);
 }
 
-int runSolve(const SolveCli &cli) {
-  std::optional<tasks::Suite> suite = loadSuite(cli.tasksDirs);
-  if (!suite) return kExitUsage;
-  const tasks::TaskSpec *task = nullptr;
-  for (const tasks::TaskSpec &t : suite->tasks)
-    if (t.name == cli.task) task = &t;
-  if (!task) return failWith(fmt::format("unknown task '{}' (see `ptxforge tasks`)", cli.task));
-
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
-
-  // A resumed run keeps its model spec unless another is given (a batch run
-  // resumes with the same spec and --batch-results).
-  std::string modelSpec = cli.model.model;
-  if (cli.resume && modelSpec.empty()) {
-    Result<store::RunRecord> run = (*store)->run(*cli.resume);
-    if (!run) return failWith(run.error().message);
-    modelSpec = run->model;
-  }
-  Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
-  if (!backend) return failWith(backend.error().message);
-  Result<prompt::TemplateSet> templates =
-      prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
-  if (!templates) return failWith(templates.error().message);
-  std::string unavailable;
-  std::unique_ptr<exec::Executor> executor = createExecutor(cli.executor, unavailable);
-  if (!executor) return failWith(fmt::format("no executor: {}", unavailable));
-  bool emulated = executor->moduleFormat() == exec::ModuleFormat::Ptx;
-
+/// The loop's options from the flags; the gate's shapes need the task and
+/// whether the executor is the emulator.
+Result<solve::SolveOptions> solveOptionsFrom(const SolveCli &cli, const tasks::TaskSpec &task,
+                                             const exec::Executor &executor) {
+  const bool emulated = executor.moduleFormat() == exec::ModuleFormat::Ptx;
   solve::SolveOptions options;
   options.rounds = cli.rounds;
   options.candidates = cli.candidates;
   Result<std::vector<prompt::Strategy>> strategies = firstAttemptStrategies(cli.strategies);
-  if (!strategies) return failWith(strategies.error().message);
+  if (!strategies) return strategies.error();
   options.strategies = *strategies;
   options.tendencies = cli.tendencies;
   if (!cli.temperatures.empty()) {
-    std::optional<std::vector<double>> temperatures = parseTemperatures(cli.temperatures);
-    if (!temperatures) return kExitUsage;
+    Result<std::vector<double>> temperatures = parseTemperatures(cli.temperatures);
+    if (!temperatures) return temperatures.error();
     options.temperatures = *temperatures;
   }
   options.topP = cli.topP;
@@ -178,176 +140,157 @@ int runSolve(const SolveCli &cli) {
   options.maxWallSeconds = cli.timeLimit;
   options.maxCandidatesTotal = cli.maxCandidates;
   options.objective = cli.objective;
-  options.arch = cli.arch;
-  std::optional<std::vector<size_t>> shapes =
-      selectShapes(*task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
-  if (!shapes) return kExitUsage;
-  options.check.shapeIndices = *shapes;
+  options.arch = cli.gate.arch.empty() ? executor.properties().arch() : cli.gate.arch;
   // The gate's seed per check derives from --seed and the candidate's text
   // (recorded in each result): replays reproduce it, a model cannot know it.
-  options.check.trials = cli.trials;
-  options.check.timingRounds = cli.timingRounds;
-  options.check.launchTimeoutMs = cli.launchTimeoutMs;
+  options.check = checkOptionsFrom(cli.gate);
+  options.check.arch = options.arch;
+  Result<std::vector<size_t>> shapes = selectShapes(task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
+  if (!shapes) return shapes.error();
+  options.check.shapeIndices = *shapes;
   options.check.benchmark = !emulated;
+  return options;
+}
+
+solve::ResumeOverrides resumeOverrides(const SolveCli &cli) {
+  solve::ResumeOverrides overrides;
+  if (!cli.resume) return overrides;
+  if (cli.given.count("rounds")) overrides.rounds = cli.rounds;
+  if (cli.given.count("max-total-tokens")) overrides.maxTokensTotal = cli.maxTotalTokens;
+  if (cli.given.count("time-limit")) overrides.maxWallSeconds = cli.timeLimit;
+  if (cli.given.count("max-candidates")) overrides.maxCandidatesTotal = cli.maxCandidates;
+  return overrides;
+}
+
+/// The flags a resume needs again: --store and --batch-file, when given.
+std::string resumeFlags(const std::string &storePath, const ModelFlags &model) {
+  std::string flags;
+  if (!storePath.empty()) flags += " --store " + storePath;
+  if (model.batchFile) flags += " --batch-file " + *model.batchFile;
+  return flags;
+}
+
+void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const solve::SolveOutcome &outcome,
+                       const std::filesystem::path &outDir) {
+  if (cli.gate.format == "json") {
+    nlohmann::json out = {{"run", outcome.runId},
+                          {"status", outcome.status},
+                          {"stopped_because", outcome.stoppedBecause},
+                          {"best_candidate", outcome.bestCandidateId ? nlohmann::json(*outcome.bestCandidateId)
+                                                                     : nlohmann::json(nullptr)},
+                          {"best_speedup", outcome.bestSpeedup ? nlohmann::json(*outcome.bestSpeedup)
+                                                               : nlohmann::json(nullptr)},
+                          {"out", outDir.string()},
+                          {"summary", outcome.summary}};
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  fmt::print("run {} {}: {}\n", outcome.runId, outcome.status, outcome.stoppedBecause);
+  if (outcome.bestCandidateId)
+    fmt::print("best: candidate {}{}; PTX in {}\n", *outcome.bestCandidateId,
+               outcome.bestSpeedup ? fmt::format(", {:.2f}x nvcc", *outcome.bestSpeedup) : " (correct, not timed)",
+               (outDir / "best.ptx").string());
+  else
+    fmt::print("no correct candidate\n");
+  fmt::print("report: {} and {}\n", (outDir / "report.md").string(), (outDir / "report.html").string());
+  if (outcome.status == "pending")
+    fmt::print("waiting for batch results: run `ptxforge solve {} --resume {}{} --batch-results FILE` when they are "
+               "in\n",
+               task.name, outcome.runId, resumeFlags(cli.storePath, cli.model));
+}
+
+int runSolve(const SolveCli &cli) {
+  const std::string &format = cli.gate.format;
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return fail(format, suite.error());
+  Result<const tasks::TaskSpec *> task = findTask(*suite, cli.task);
+  if (!task) return fail(format, task.error(), kExitUsage, {{"task", cli.task}});
+  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  if (!store) return fail(format, store.error());
+
+  // A resumed run keeps its model spec unless another is given (a batch run
+  // resumes with the same spec and --batch-results).
+  std::string modelSpec = cli.model.model;
+  if (cli.resume && modelSpec.empty()) {
+    Result<store::RunRecord> run = (*store)->run(*cli.resume);
+    if (!run) return fail(format, run.error());
+    modelSpec = run->model;
+  }
+  Result<std::unique_ptr<llm::Backend>> backend = openModel(cli.model, modelSpec);
+  if (!backend) return fail(format, backend.error());
+  Result<prompt::TemplateSet> templates =
+      prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
+  if (!templates) return fail(format, templates.error());
+  std::string unavailable;
+  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, unavailable);
+  if (!executor) return fail(format, "no executor: " + unavailable);
+  Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
+  if (!options) return fail(format, options.error());
 
   InterruptStop interrupt;
-  solve::SolveContext context{*task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}};
+  solve::SolveContext context{**task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}, {}};
   context.provenance = {{"ptxforge", std::string(versionString())},
                         {"reference_compiler", "NVRTC"},
-                        {"task_level", task->level}};
+                        {"task_level", (*task)->level}};
   context.stop = interrupt.token();
   if (!cli.quiet) context.onProgress = printProgress;
-
-  solve::ResumeOverrides overrides;
-  if (cli.resume) {
-    if (cli.given.count("rounds")) overrides.rounds = cli.rounds;
-    if (cli.given.count("max-total-tokens")) overrides.maxTokensTotal = cli.maxTotalTokens;
-    if (cli.given.count("time-limit")) overrides.maxWallSeconds = cli.timeLimit;
-    if (cli.given.count("max-candidates")) overrides.maxCandidatesTotal = cli.maxCandidates;
-  }
-  Result<solve::SolveOutcome> outcome = solve::solve(context, options, cli.resume, overrides);
-  if (!outcome) return failWith(outcome.error().message);
+  Result<solve::SolveOutcome> outcome = solve::solve(context, *options, cli.resume, resumeOverrides(cli));
+  if (!outcome) return fail(format, outcome.error());
 
   std::filesystem::path outDir = cli.outDir.empty()
                                      ? std::filesystem::path((*store)->path()).parent_path() /
                                            fmt::format("run-{}", outcome->runId)
                                      : std::filesystem::path(cli.outDir);
   Result<void> written = writeRunFiles(**store, outcome->runId, outDir, outcome->bestPtx, outcome->summary);
-  if (!written) failWith(written.error().message);
-
-  if (cli.format == "json") {
-    nlohmann::json out = {{"run", outcome->runId},
-                          {"status", outcome->status},
-                          {"stopped_because", outcome->stoppedBecause},
-                          {"best_candidate", outcome->bestCandidateId ? nlohmann::json(*outcome->bestCandidateId)
-                                                                      : nlohmann::json(nullptr)},
-                          {"best_speedup", outcome->bestSpeedup ? nlohmann::json(*outcome->bestSpeedup)
-                                                                : nlohmann::json(nullptr)},
-                          {"out", outDir.string()},
-                          {"summary", outcome->summary}};
-    std::cout << out.dump(2) << '\n';
-  } else {
-    fmt::print("run {} {}: {}\n", outcome->runId, outcome->status, outcome->stoppedBecause);
-    if (outcome->bestCandidateId)
-      fmt::print("best: candidate {}{}; PTX in {}\n", *outcome->bestCandidateId,
-                 outcome->bestSpeedup ? fmt::format(", {:.2f}x nvcc", *outcome->bestSpeedup) : " (correct, not timed)",
-                 (outDir / "best.ptx").string());
-    else
-      fmt::print("no correct candidate\n");
-    fmt::print("report: {} and {}\n", (outDir / "report.md").string(), (outDir / "report.html").string());
-    if (outcome->status == "pending")
-      fmt::print("waiting for batch results: run `ptxforge solve {} --resume {} --batch-results FILE` when they are "
-                 "in\n",
-                 task->name, outcome->runId);
-  }
-  if (!written) return kExitUsage;
+  // The run is in the store either way; a file that could not be written is the error then.
+  if (!written) return fail(format, written.error(), kExitUsage, {{"run", outcome->runId}});
+  printSolveOutcome(cli, **task, *outcome, outDir);
   if (outcome->status == "pending") return kExitOk;
   return outcome->bestCandidateId ? kExitOk : kExitNoKernel;
 }
 
 int runRuns(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail(cli.gate.format, store.error());
   Result<std::vector<store::RunRecord>> runs = (*store)->runs(cli.limit);
-  if (!runs) return failWith(runs.error().message);
-  auto best = [](const store::RunRecord &run) -> std::string {
-    const nlohmann::json &b = run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr);
-    if (!b.is_object()) return "-";
-    if (b.contains("speedup") && b["speedup"].is_number()) return fmt::format("{:.2f}x", b["speedup"].get<double>());
-    return "correct";
-  };
-  if (cli.format == "json") {
-    nlohmann::json out = nlohmann::json::array();
-    for (const store::RunRecord &run : *runs)
-      out.push_back({{"id", run.id},
-                     {"created_at", run.createdAt},
-                     {"task", run.task},
-                     {"model", run.model},
-                     {"strategies", run.strategies},
-                     {"status", run.status},
-                     {"best", run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr)}});
-    std::cout << out.dump(2) << '\n';
+  if (!runs) return fail(cli.gate.format, runs.error());
+  if (cli.gate.format == "json") {
+    std::cout << runListJson(*runs).dump(2) << '\n';
     return kExitOk;
   }
-  fmt::print("{:>4}  {:<20}  {:<18}  {:<12}  {:<8}  {:<24}  {}\n", "run", "created", "task", "status", "best",
-             "strategies", "model");
-  for (const store::RunRecord &run : *runs)
-    fmt::print("{:>4}  {:<20}  {:<18}  {:<12}  {:<8}  {:<24}  {}\n", run.id, run.createdAt, run.task, run.status,
-               best(run), run.strategies, run.model);
+  std::cout << runListText(*runs);
   if (runs->empty()) fmt::print("no runs in {}\n", (*store)->path());
   return kExitOk;
 }
 
 int runShow(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail(cli.gate.format, store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
-  if (!data) return failWith(data.error().message);
-  if (cli.format == "json") {
-    nlohmann::json attempts = nlohmann::json::array();
-    for (const store::AttemptRow &row : data->attempts) {
-      nlohmann::json a = {{"round", row.prompt.round},
-                          {"slot", row.prompt.slot},
-                          {"kind", row.prompt.kind},
-                          {"strategies", row.prompt.strategies},
-                          {"tendency", row.prompt.tendency},
-                          {"temperature", row.prompt.temperature ? nlohmann::json(*row.prompt.temperature)
-                                                                 : nlohmann::json(nullptr)},
-                          {"request_hash", row.prompt.requestHash},
-                          {"stage", report::funnelStage(row)}};
-      if (row.completion)
-        a["completion"] = {{"status", row.completion->status}, {"error", row.completion->error},
-                           {"meta", row.completion->meta}};
-      if (row.candidate)
-        a["candidate"] = {{"id", row.candidate->id},
-                          {"ptx_hash", row.candidate->ptxHash},
-                          {"sass_hash", row.candidate->sassHash},
-                          {"duplicate_of", row.candidate->duplicateOf ? nlohmann::json(*row.candidate->duplicateOf)
-                                                                      : nlohmann::json(nullptr)},
-                          {"extract_error", row.candidate->extractError}};
-      if (row.result)
-        a["result"] = {{"verdict", row.result->verdict},
-                       {"stage", row.result->stage},
-                       {"summary", row.result->summary},
-                       {"speedup", row.result->speedup ? nlohmann::json(*row.result->speedup) : nlohmann::json(nullptr)},
-                       {"registers", row.result->registers ? nlohmann::json(*row.result->registers)
-                                                           : nlohmann::json(nullptr)}};
-      attempts.push_back(std::move(a));
-    }
-    nlohmann::json out = {{"id", data->run.id},
-                          {"created_at", data->run.createdAt},
-                          {"updated_at", data->run.updatedAt},
-                          {"task", data->run.task},
-                          {"model", data->run.model},
-                          {"strategies", data->run.strategies},
-                          {"status", data->run.status},
-                          {"parameters", data->run.parameters},
-                          {"provenance", data->run.provenance},
-                          {"summary", data->run.summary},
-                          {"attempts", attempts}};
-    std::cout << out.dump(2) << '\n';
-    return kExitOk;
-  }
-  std::cout << report::markdownReport(*data);
+  if (!data) return fail(cli.gate.format, data.error());
+  if (cli.gate.format == "json")
+    std::cout << runDataJson(*data).dump(2) << '\n';
+  else
+    std::cout << report::markdownReport(*data);
   return kExitOk;
 }
 
 int runReport(const SolveCli &cli) {
   Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return failWith(store.error().message);
+  if (!store) return fail("text", store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
-  if (!data) return failWith(data.error().message);
+  if (!data) return fail("text", data.error());
   std::filesystem::path outDir = cli.outDir.empty() ? std::filesystem::path((*store)->path()).parent_path() /
                                                           fmt::format("run-{}", cli.runId)
                                                     : std::filesystem::path(cli.outDir);
   std::error_code error;
   std::filesystem::create_directories(outDir, error);
-  if (error) return failWith(fmt::format("cannot create {}: {}", outDir.string(), error.message()));
+  if (error) return fail("text", fmt::format("cannot create {}: {}", outDir.string(), error.message()));
   std::vector<std::pair<std::string, std::string>> files;
   if (cli.reportFormat != "html") files.push_back({"report.md", report::markdownReport(*data)});
   if (cli.reportFormat != "md") files.push_back({"report.html", report::htmlReport(*data)});
   for (const auto &[name, text] : files) {
-    if (Result<void> written = writeTextFile(outDir / name, text); !written) return failWith(written.error().message);
+    if (Result<void> written = writeTextFile(outDir / name, text); !written) return fail("text", written.error());
     fmt::print("{}\n", (outDir / name).string());
   }
   return kExitOk;
@@ -368,44 +311,33 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   addModelFlags(solveCommand, cli.model);
   solveCommand->add_option("--rounds", cli.rounds, "Rounds (round 1 fresh, later rounds repair/optimize)")
       ->check(CLI::Range(1, 1000))
-      ->default_val(3);
-  solveCommand->add_option("--candidates,-n", cli.candidates, "Candidates per round")->check(CLI::Range(1, 1000))->default_val(4);
+      ->capture_default_str();
+  solveCommand->add_option("--candidates,-n", cli.candidates, "Candidates per round")->check(CLI::Range(1, 1000))->capture_default_str();
   solveCommand->add_option("--strategy", cli.strategies,
                            "First-attempt prompt strategies, comma-separated: zero-shot, spec, few-shot, skeleton")
-      ->default_val("zero-shot,spec");
+      ->capture_default_str();
   solveCommand->add_option("--tendency", cli.tendencies, "A stated tendency; slots cycle through them (repeatable)");
   solveCommand->add_option("--temperatures", cli.temperatures, "Comma-separated temperatures slots cycle through "
                                                                "(default 0.2,0.7,1.0)");
   solveCommand->add_option("--top-p", cli.topP, "Nucleus sampling parameter")->check(CLI::Range(0.0, 1.0));
-  solveCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->default_val(8192);
-  solveCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->default_val(1);
+  solveCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->capture_default_str();
+  solveCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->capture_default_str();
   solveCommand->add_flag("--stream", cli.stream, "Stream answers (stall timeout, time to first token)");
   solveCommand->add_option("--concurrency,-j", cli.concurrency, "Model requests in flight at once")
       ->check(CLI::Range(1, 256))
-      ->default_val(4);
+      ->capture_default_str();
   solveCommand->add_option("--max-total-tokens", cli.maxTotalTokens, "Token budget of the run (0: none)");
   solveCommand->add_option("--time-limit", cli.timeLimit, "Wall-time budget in seconds (0: none)");
   solveCommand->add_option("--max-candidates", cli.maxCandidates, "Candidate budget of the run (0: rounds x candidates)");
   solveCommand->add_option("--objective", cli.objective, "What optimize aims for (e.g. \"fewer registers\")");
   solveCommand->add_option("--prompts", cli.promptsDir, "Folder of prompt templates (default: the repository's prompts/)")
       ->envname("PTXFORGE_PROMPTS_DIR");
-  solveCommand->add_option("--executor", cli.executor, "gpu, emu, or auto (the GPU if there is one, else emu)")
-      ->check(CLI::IsMember({"gpu", "emu", "auto"}))
-      ->envname("PTXFORGE_EXECUTOR")
-      ->default_val("auto");
-  solveCommand->add_option("--arch", cli.arch, "Target architecture of prompts and compiles")
-      ->envname("PTXFORGE_ARCH")
-      ->default_val("sm_90");
+  addGateFlags(solveCommand, cli.gate);
   solveCommand->add_option("--shapes", cli.shapes, "all, small, or shape indices (default: all on a GPU, small on emu)");
-  solveCommand->add_option("--trials", cli.trials, "Trials of fresh inputs per shape")->check(CLI::Range(1, 100))->default_val(3);
-  solveCommand->add_option("--timing-rounds", cli.timingRounds, "Interleaved timing rounds")->default_val(10);
-  solveCommand->add_option("--timeout-ms", cli.launchTimeoutMs, "Watchdog deadline of one launch")->default_val(10000);
-  solveCommand->add_option("--tasks-dir", cli.tasksDirs, "Extra folder of tasks (repeatable)");
   addStoreFlag(solveCommand, cli.storePath);
   solveCommand->add_option("--out", cli.outDir, "Where best.ptx, summary.json and the reports go "
                                                 "(default: run-N beside the store)");
   solveCommand->add_option("--resume", cli.resume, "Resume run N (after an interruption, or with batch results)");
-  solveCommand->add_option("--format", cli.format, "Final output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
   solveCommand->add_flag("--quiet,-q", cli.quiet, "No live progress on stderr");
   solveCommand->callback([&exitCode, shared, solveCommand] {
     for (const char *name : {"rounds", "max-total-tokens", "time-limit", "max-candidates"})
@@ -415,21 +347,21 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
 
   CLI::App *runsCommand = app.add_subcommand("runs", "List the solve runs in the store, newest first");
   addStoreFlag(runsCommand, cli.storePath);
-  runsCommand->add_option("--limit", cli.limit, "At most this many (0: all)")->default_val(20);
-  runsCommand->add_option("--format", cli.format, "Output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  runsCommand->add_option("--limit", cli.limit, "At most this many (0: all)")->capture_default_str();
+  addFormatFlag(runsCommand, cli.gate.format);
   runsCommand->callback([&exitCode, shared] { exitCode = runRuns(*shared); });
 
   CLI::App *showCommand = app.add_subcommand("show", "Show one run: its attempts, stages and best kernel");
   showCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
   addStoreFlag(showCommand, cli.storePath);
-  showCommand->add_option("--format", cli.format, "text (Markdown) or json")->check(CLI::IsMember({"text", "json"}))->default_val("text");
+  addFormatFlag(showCommand, cli.gate.format);
   showCommand->callback([&exitCode, shared] { exitCode = runShow(*shared); });
 
   CLI::App *reportCommand = app.add_subcommand("report", "Write a run's report as Markdown and self-contained HTML");
   reportCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
   addStoreFlag(reportCommand, cli.storePath);
   reportCommand->add_option("--out", cli.outDir, "Folder for report.md / report.html (default: run-N beside the store)");
-  reportCommand->add_option("--as", cli.reportFormat, "md, html or both")->check(CLI::IsMember({"md", "html", "both"}))->default_val("both");
+  reportCommand->add_option("--as", cli.reportFormat, "md, html or both")->check(CLI::IsMember({"md", "html", "both"}))->capture_default_str();
   reportCommand->callback([&exitCode, shared] { exitCode = runReport(*shared); });
 }
 

@@ -1,6 +1,8 @@
 // Implementation of `ptxforge tasks` and `ptxforge task show`.
 #include "TaskCommands.h"
 
+#include "GateOptions.h"
+#include "Output.h"
 #include "tasks/Expression.h"
 #include "tasks/TaskSpec.h"
 
@@ -21,10 +23,6 @@ namespace ptxforge::cli {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitErrors = 1;
-constexpr int kExitUsage = 2;
-
 /// Keys in insertion order, so that "name" comes first as in task.toml.
 using Json = nlohmann::ordered_json;
 
@@ -34,25 +32,6 @@ struct TaskOptions {
   std::string format = "text";
   std::string name; ///< `task show NAME`
 };
-
-/// Loads the suite from --tasks-dir, $PTXFORGE_TASKS_DIR and the built-in folder.
-/// A root that cannot be scanned is a usage/I-O problem (nullopt, already reported).
-std::optional<tasks::Suite> loadSuiteFor(const TaskOptions &options) {
-  std::vector<std::filesystem::path> extra(options.tasksDirs.begin(), options.tasksDirs.end());
-  std::vector<std::filesystem::path> roots = tasks::taskSearchRoots(extra);
-  if (roots.empty()) {
-    fmt::print(stderr, "ptxforge: error: no task search roots (built-in suite {} not found; pass --tasks-dir "
-                       "or set PTXFORGE_TASKS_DIR)\n",
-               tasks::builtinTasksDir().string());
-    return std::nullopt;
-  }
-  Result<tasks::Suite> suite = tasks::loadSuite(roots);
-  if (!suite) {
-    fmt::print(stderr, "ptxforge: error: {}\n", suite.error().message);
-    return std::nullopt;
-  }
-  return std::move(suite).value();
-}
 
 /// Every broken folder on stderr, its located errors indented under it.
 void reportBroken(const std::vector<tasks::TaskLoadError> &errors) {
@@ -83,17 +62,6 @@ std::string compactShape(const tasks::TaskSpec &task, const tasks::Shape &shape)
     auto it = shape.find(symbol);
     if (it == shape.end()) continue;
     out += fmt::format("{}{}={}", out.empty() ? "" : ",", symbol, it->second);
-  }
-  return out;
-}
-
-/// "n=16777216 | n=1000003 | n=65536* | n=33*": small shapes marked with '*'.
-std::string compactShapes(const tasks::TaskSpec &task) {
-  std::string out;
-  for (size_t i = 0; i < task.shapes.size(); ++i) {
-    if (i) out += " | ";
-    out += compactShape(task, task.shapes[i]);
-    if (isSmall(task, i)) out += "*";
   }
   return out;
 }
@@ -233,42 +201,45 @@ std::string tableText(const std::vector<std::vector<std::string>> &rows) {
   return out;
 }
 
+/// The listing fits this many columns: the tags are cut to fit.
+constexpr size_t kListWidth = 100;
+
+/// The `tasks` table: name, level, shape count, the first (timed) shape and
+/// the tags, cut to kListWidth columns; `task show` and --format json have the rest.
+std::string listText(const std::vector<const tasks::TaskSpec *> &selected) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "LEVEL", "SHAPES", "FIRST SHAPE", "TAGS"}};
+  for (const tasks::TaskSpec *task : selected)
+    rows.push_back({task->name, fmt::format("L{}", task->level),
+                    fmt::format("{} ({} small)", task->shapes.size(), task->smallShapes.size()),
+                    task->shapes.empty() ? std::string("-") : compactShape(*task, task->shapes.front()),
+                    joined(task->tags, ",")});
+  std::string out;
+  std::string table = tableText(rows);
+  for (size_t start = 0; start < table.size();) {
+    size_t end = table.find('\n', start);
+    std::string line = table.substr(start, end - start);
+    if (line.size() > kListWidth) line = line.substr(0, kListWidth - 3) + "...";
+    out += line + "\n";
+    start = end + 1;
+  }
+  return out + fmt::format("{} task{}\n", selected.size(), selected.size() == 1 ? "" : "s");
+}
+
 int runList(const TaskOptions &options) {
-  std::optional<tasks::Suite> suite = loadSuiteFor(options);
-  if (!suite) return kExitUsage;
+  Result<tasks::Suite> suite = loadSuite(options.tasksDirs);
+  if (!suite) return fail(options.format, suite.error());
   std::vector<const tasks::TaskSpec *> selected;
   for (const tasks::TaskSpec &task : suite->tasks)
     if (options.level == 0 || task.level == options.level) selected.push_back(&task);
-
   if (options.format == "json") {
     Json out = Json::array();
     for (const tasks::TaskSpec *task : selected) out.push_back(taskJson(*task));
     std::cout << out.dump(2) << '\n';
   } else {
-    std::vector<std::vector<std::string>> rows = {{"NAME", "LEVEL", "KERNEL", "SHAPES (* small)", "TAGS"}};
-    for (const tasks::TaskSpec *task : selected)
-      rows.push_back({task->name, fmt::format("L{}", task->level), task->kernel, compactShapes(*task),
-                      joined(task->tags, ",")});
-    std::cout << tableText(rows);
-    std::cout << fmt::format("{} task{}\n", selected.size(), selected.size() == 1 ? "" : "s");
+    std::cout << listText(selected);
   }
   reportBroken(suite->errors);
   return suite->errors.empty() ? kExitOk : kExitErrors;
-}
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string showText(const tasks::TaskSpec &task) {
@@ -327,57 +298,43 @@ std::string showText(const tasks::TaskSpec &task) {
   return out;
 }
 
-int runShow(const TaskOptions &options) {
-  std::optional<tasks::Suite> suite = loadSuiteFor(options);
-  if (!suite) return kExitUsage;
-  auto found = std::find_if(suite->tasks.begin(), suite->tasks.end(),
-                            [&](const tasks::TaskSpec &task) { return task.name == options.name; });
-  if (found != suite->tasks.end()) {
-    if (options.format == "json") {
-      Json out = taskJson(*found);
-      out["reference"] = found->referenceSource;
-      std::cout << out.dump(2) << '\n';
-    } else {
-      std::cout << showText(*found);
-    }
-    return kExitOk;
+/// The broken folders called `name`, as text on stderr or one JSON error.
+int reportBrokenTask(const TaskOptions &options, const std::vector<tasks::TaskLoadError> &matching) {
+  if (options.format != "json") {
+    reportBroken(matching);
+    return kExitErrors;
   }
+  nlohmann::json broken = nlohmann::json::array();
+  for (const tasks::TaskLoadError &error : matching)
+    broken.push_back({{"folder", error.folder.string()}, {"error", render(error.error)}});
+  return fail(options.format, makeError(ErrorKind::InvalidInput, "broken-task", "'" + options.name + "'"),
+              kExitErrors, {{"broken", broken}});
+}
 
+int runShow(const TaskOptions &options) {
+  Result<tasks::Suite> suite = loadSuite(options.tasksDirs);
+  if (!suite) return fail(options.format, suite.error());
   // A broken folder of that name: its errors are the answer.
   std::vector<tasks::TaskLoadError> matching;
   for (const tasks::TaskLoadError &broken : suite->errors)
     if (broken.folder.filename() == options.name) matching.push_back(broken);
-  if (!matching.empty()) {
-    reportBroken(matching);
-    return kExitErrors;
+  Result<const tasks::TaskSpec *> found = findTask(*suite, options.name);
+  if (!found && !matching.empty()) return reportBrokenTask(options, matching);
+  if (!found) return fail(options.format, found.error(), kExitUsage, {{"task", options.name}});
+  if (options.format == "json") {
+    Json out = taskJson(**found);
+    out["reference"] = (*found)->referenceSource;
+    std::cout << out.dump(2) << '\n';
+  } else {
+    std::cout << showText(**found);
   }
-
-  std::string message = fmt::format("ptxforge: error: unknown task '{}'", options.name);
-  const tasks::TaskSpec *nearest = nullptr;
-  size_t best = 0;
-  for (const tasks::TaskSpec &task : suite->tasks) {
-    size_t distance = editDistance(options.name, task.name);
-    if (!nearest || distance < best) nearest = &task, best = distance;
-  }
-  if (nearest) message += fmt::format("; did you mean '{}'?", nearest->name);
-  fmt::print(stderr, "{}\n", message);
-  std::vector<std::string> names;
-  for (const tasks::TaskSpec &task : suite->tasks) names.push_back(task.name);
-  fmt::print(stderr, "known tasks: {}\n", names.empty() ? std::string("none") : joined(names, ", "));
-  if (!suite->errors.empty()) reportBroken(suite->errors);
-  return kExitUsage;
+  return kExitOk;
 }
 
 void addTasksDir(CLI::App *command, TaskOptions &options) {
   command->add_option("--tasks-dir", options.tasksDirs,
                       "Extra task search root, searched before $PTXFORGE_TASKS_DIR and the built-in suite "
                       "(repeatable)");
-}
-
-void addFormat(CLI::App *command, TaskOptions &options) {
-  command->add_option("--format", options.format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->default_val("text");
 }
 
 } // namespace
@@ -390,7 +347,7 @@ void registerTaskCommands(CLI::App &app, int &exitCode) {
   addTasksDir(list, *options);
   list->add_option("--level", options->level, "Only tasks of this level (1 memory-bound, 2 reductions, 3 compute)")
       ->check(CLI::Range(1, 3));
-  addFormat(list, *options);
+  addFormatFlag(list, options->format);
   list->callback([options, &exitCode] { exitCode = runList(*options); });
 
   CLI::App *task = app.add_subcommand("task", "Inspect one task");
@@ -398,7 +355,7 @@ void registerTaskCommands(CLI::App &app, int &exitCode) {
   CLI::App *show = task->add_subcommand("show", "Print a task's spec and its reference kernel");
   show->add_option("name", options->name, "Task name (see `ptxforge tasks`)")->required();
   addTasksDir(show, *options);
-  addFormat(show, *options);
+  addFormatFlag(show, options->format);
   show->callback([options, &exitCode] { exitCode = runShow(*options); });
 }
 

@@ -1,0 +1,442 @@
+// `ptxforge check`, `baseline`, `crosscheck`, `device` and `reference`: the
+// commands that run the gate (verify::check) or show what it measures against.
+#include "Commands.h"
+#include "GateOptions.h"
+#include "GateTables.h"
+#include "ModelOptions.h"
+#include "Output.h"
+
+#include "emu/EmuExecutor.h"
+#include "exec/IsolatedExecutor.h"
+#include "prompt/Extract.h"
+#include "ptx/Lint.h"
+#include "tasks/Reference.h"
+#include "verify/Ceilings.h"
+#include "verify/Check.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace ptxforge::cli {
+namespace {
+
+struct CheckCli {
+  std::string input = "-";
+  GateFlags gate;
+  std::string task;
+  std::string shapes; ///< empty: all on a GPU, small on the emulator
+  std::optional<uint64_t> seed;
+  std::vector<std::string> extraShapes;
+  int drawnShapes = verify::CheckOptions{}.drawnShapes;
+  bool noSanitizer = false;
+  bool noBench = false;
+  bool noLint = false;
+};
+
+/// baseline and crosscheck.
+struct SuiteCli {
+  GateFlags gate;
+  std::vector<std::string> tasks;
+  int level = 0;
+  uint64_t seed = 1;
+  std::string outputJson;
+};
+
+struct DeviceCli {
+  bool refresh = false;
+  std::string format = "text";
+};
+
+struct ReferenceCli {
+  GateFlags gate;
+  std::string task;
+};
+
+/// Bare PTX starts (after blank and comment lines) with a directive; anything
+/// else is a model's answer, whose module prompt::extractPtx takes out.
+bool looksLikeBarePtx(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t start = text.find_first_not_of(" \t\r\n", at);
+    if (start == std::string_view::npos) return true;
+    if (text.compare(start, 2, "//") != 0) return text[start] == '.';
+    at = text.find('\n', start);
+    if (at == std::string_view::npos) return true;
+  }
+  return true;
+}
+
+/// The candidate PTX of an input, and a line saying where it came from when
+/// it was taken out of an answer.
+struct Candidate {
+  std::string ptx;
+  std::optional<prompt::ExtractedPtx> extracted;
+};
+
+Result<Candidate> candidateOf(const Input &input) {
+  if (looksLikeBarePtx(input.text)) return Candidate{input.text, std::nullopt};
+  Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(input.text);
+  if (!extracted) return extracted.error();
+  std::string ptx = extracted->ptx;
+  return Candidate{std::move(ptx), std::move(*extracted)};
+}
+
+/// The check options of `check`: the gate flags, then this command's own.
+Result<verify::CheckOptions> checkOptionsFor(const CheckCli &cli, const tasks::TaskSpec &task, bool emulated) {
+  verify::CheckOptions options = checkOptionsFrom(cli.gate);
+  // The emulator checks the task's small shapes unless told otherwise.
+  Result<std::vector<size_t>> shapes = selectShapes(task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
+  if (!shapes) return shapes.error();
+  options.shapeIndices = *shapes;
+  options.seed = cli.seed;
+  options.benchmark = !cli.noBench;
+  options.lint = !cli.noLint;
+  options.drawnShapes = cli.drawnShapes;
+  for (const std::string &text : cli.extraShapes) {
+    Result<tasks::Shape> shape = parseShapeOption(task, text);
+    if (!shape) return shape.error();
+    options.extraShapes.push_back(std::move(*shape));
+  }
+  return options;
+}
+
+/// The summary without the verdict's name in front: formatText prints the
+/// verdict itself ("compile-error: compile-error: ..." otherwise).
+void dropVerdictPrefix(verify::CheckResult &result) {
+  std::string prefix = std::string(verify::verdictName(result.verdict)) + ": ";
+  while (result.summary.rfind(prefix, 0) == 0) result.summary.erase(0, prefix.size());
+}
+
+void printCheck(const CheckCli &cli, const Input &input, const Candidate &candidate, const verify::CheckResult &result) {
+  if (cli.gate.format == "json") {
+    nlohmann::json out = verify::toJson(result);
+    out["file"] = input.name;
+    if (candidate.extracted)
+      out["extracted"] = {{"source", prompt::ptxSourceName(candidate.extracted->source)},
+                          {"first_line", candidate.extracted->firstLine},
+                          {"last_line", candidate.extracted->lastLine}};
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  const bool answerLines = candidate.extracted && !candidate.extracted->directiveMoved;
+  if (candidate.extracted)
+    fmt::print("{}: PTX taken from lines {}-{} ({}){}\n", input.name, candidate.extracted->firstLine,
+               candidate.extracted->lastLine, prompt::ptxSourceName(candidate.extracted->source),
+               answerLines ? "" : "; diagnostics count lines of the module");
+  std::cout << ptx::formatDiagnosticsText(result.diagnostics, input.name, answerLines ? input.text : candidate.ptx)
+            << verify::formatText(result);
+}
+
+int runCheck(const CheckCli &cli) {
+  const std::string &format = cli.gate.format;
+  Result<Input> input = readInput(cli.input);
+  if (!input) return fail(format, input.error());
+  nlohmann::json context = {{"file", input->name}, {"task", cli.task}};
+  Result<Candidate> candidate = candidateOf(*input);
+  if (!candidate) return fail(format, candidate.error(), kExitErrors, context);
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return fail(format, suite.error(), kExitUsage, context);
+  Result<const tasks::TaskSpec *> task = findTask(*suite, cli.task);
+  if (!task) return fail(format, task.error(), kExitUsage, context);
+
+  std::string noExecutor;
+  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, noExecutor);
+  const bool emulated = executor && executor->moduleFormat() == exec::ModuleFormat::Ptx;
+  Result<verify::CheckOptions> options = checkOptionsFor(cli, **task, emulated);
+  if (!options) return fail(format, options.error(), kExitUsage, context);
+  // On a GPU machine the emulator's sanitizers are a second opinion that
+  // `correct` needs too; `--executor gpu` (or --no-sanitizer) runs the GPU alone.
+  std::unique_ptr<exec::Executor> sanitizer;
+  std::string sanitizerSkipped;
+  if (executor && !emulated) {
+    if (cli.gate.executor == "gpu" || cli.noSanitizer) {
+      sanitizerSkipped = "the emulator's sanitizers (memory, races, initialization) were not run: --executor auto runs them";
+    } else {
+      std::string unavailable;
+      sanitizer = createExecutor("emu", unavailable);
+      if (!sanitizer) sanitizerSkipped = "the emulator's sanitizers could not start: " + unavailable;
+      options->sanitizer = sanitizer.get();
+    }
+  }
+  Result<verify::CheckResult> checked = verify::check(**task, candidate->ptx, executor.get(), *options);
+  if (!checked) return fail(format, checked.error(), kExitUsage, {{"file", input->name}, {"verdict", nullptr}});
+  verify::CheckResult &result = *checked;
+  dropVerdictPrefix(result);
+  if (!noExecutor.empty() && result.verdict == verify::Verdict::NotVerified) result.summary += " (" + noExecutor + ")";
+  if (!sanitizerSkipped.empty())
+    result.diagnostics.push_back({"sanitizer-skipped", ptx::Severity::Warning, 1, 1, sanitizerSkipped, ""});
+  // Diagnostics of a module taken out of an answer point into the answer,
+  // unless a directive was moved into the module (then its lines shifted).
+  if (candidate->extracted && !candidate->extracted->directiveMoved)
+    for (ptx::Diagnostic &d : result.diagnostics)
+      if (d.line > 0 && d.code != "sanitizer-skipped") d.line += static_cast<uint32_t>(candidate->extracted->firstLine - 1);
+  printCheck(cli, *input, *candidate, result);
+  if (result.verdict == verify::Verdict::NotVerified) return kExitUsage;
+  return result.verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
+}
+
+/// The tasks a suite command names, and the GPU it needs.
+struct SuiteRun {
+  tasks::Suite suite;
+  std::vector<const tasks::TaskSpec *> selected;
+  std::unique_ptr<exec::Executor> gpu;
+};
+
+Result<SuiteRun> startSuiteRun(const SuiteCli &cli, const char *command) {
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return suite.error();
+  SuiteRun run{std::move(*suite), {}, nullptr};
+  Result<std::vector<const tasks::TaskSpec *>> selected = selectTasks(run.suite, cli.tasks, cli.level);
+  if (!selected) return selected.error();
+  run.selected = std::move(*selected);
+  Result<std::unique_ptr<exec::Executor>> gpu = exec::createIsolatedExecutor();
+  if (!gpu) {
+    Error error = gpu.error();
+    error.message = fmt::format("{} needs a GPU: {}", command, error.message);
+    return error;
+  }
+  run.gpu = std::move(*gpu);
+  return run;
+}
+
+/// --json FILE, then stdout: the table, or the same JSON under --format json.
+int finishSuiteRun(const SuiteCli &cli, const nlohmann::json &all, const std::string &table, bool passed) {
+  if (!cli.outputJson.empty())
+    if (Result<void> written = writeTextFile(cli.outputJson, all.dump(2) + "\n"); !written)
+      return fail(cli.gate.format, written.error());
+  std::cout << (cli.gate.format == "json" ? all.dump(2) + "\n" : table);
+  return passed ? kExitOk : kExitErrors;
+}
+
+/// `ptxforge crosscheck [NAME...]`: every selected task's reference run on the
+/// GPU and in the emulator with the same inputs (the small shapes), and how
+/// far apart the outputs are: bit-identical elements, errors, tolerance.
+int runCrossCheck(const SuiteCli &cli) {
+  Result<SuiteRun> run = startSuiteRun(cli, "crosscheck");
+  if (!run) return fail(cli.gate.format, run.error());
+  std::unique_ptr<exec::Executor> emulator = emu::createEmuExecutor();
+  verify::CheckOptions options = checkOptionsFrom(cli.gate);
+  options.seed = cli.seed;
+  nlohmann::json all = nlohmann::json::array();
+  std::string table = crossCheckHeader(run->gpu->properties(), cli.seed, options.trials);
+  bool allPassed = true;
+  for (const tasks::TaskSpec *task : run->selected) {
+    Result<verify::CrossCheckResult> result = verify::crossCheck(*task, *run->gpu, *emulator, options);
+    if (!result) {
+      fmt::print(stderr, "crosscheck {}: {}\n", task->name, render(result.error()));
+      table += fmt::format("| {} | | | | | | | | error: {} |\n", task->name, render(result.error()));
+      all.push_back({{"task", task->name}, {"error", render(result.error())}});
+      allPassed = false;
+      continue;
+    }
+    all.push_back(verify::toJson(*result));
+    allPassed = allPassed && result->passed;
+    table += crossCheckRows(*task, *result);
+  }
+  return finishSuiteRun(cli, all, table, allPassed);
+}
+
+/// For a task with [vendor]: the library on the shape the reference was timed
+/// on, checked against the reference, then timed. A library result outside the
+/// tolerance clears `allCorrect` (the task's [vendor] is wrong); a library the
+/// executor lacks is reported and leaves it. Returns the row's cells and sets `json`.
+VendorCells vendorCells(const tasks::TaskSpec &task, const verify::CheckResult &result, exec::Executor &executor,
+                        const verify::CheckOptions &options, nlohmann::json &json, bool &allCorrect) {
+  VendorCells cells;
+  json = nullptr;
+  if (!task.vendor) return cells;
+  if (result.benchmarks.empty()) {
+    cells.timing = "not run";
+    json = {{"error", "not run: the reference's own check was not timed (" + result.summary + ")"}};
+    return cells;
+  }
+  const verify::BenchmarkReport &reference = result.benchmarks.front();
+  Result<verify::VendorReport> vendor = verify::vendorBaseline(task, executor, options, reference.shapeIndex);
+  if (!vendor) {
+    std::cerr << "baseline " << task.name << ": vendor: " << render(vendor.error()) << '\n';
+    cells.timing = exec::execErrorKindOf(vendor.error()) == exec::ExecErrorKind::Unavailable ? "unavailable" : "error";
+    json = {{"error", render(vendor.error())}};
+    return cells;
+  }
+  std::cerr << "baseline " << task.name << ": vendor: " << vendor->summary << '\n';
+  json = verify::toJson(*vendor);
+  if (!vendor->passed || !vendor->timing) {
+    cells.timing = "WRONG";
+    allCorrect = false;
+    return cells;
+  }
+  const verify::TimingStats &timing = *vendor->timing;
+  cells.timing = fmt::format("{:.4f} [{:.4f}, {:.4f}]", timing.median, timing.p10, timing.p90);
+  if (vendor->gflops) cells.gflops = fmt::format("{:.0f}", *vendor->gflops);
+  const double ratio = timing.median / reference.baseline.median;
+  cells.ratio = fmt::format("{:.3f}", ratio);
+  json["reference_median_ms"] = reference.baseline.median;
+  json["nvcc_over_vendor_speed"] = ratio;
+  return cells;
+}
+
+/// `ptxforge baseline [NAME...]`: every selected task's reference checked
+/// against itself, as a table of the nvcc baseline's time, throughput and
+/// resources. A speedup far from 1.00 means the measurement is noisy.
+int runBaseline(const SuiteCli &cli) {
+  Result<SuiteRun> run = startSuiteRun(cli, "baseline");
+  if (!run) return fail(cli.gate.format, run.error());
+  const exec::DeviceProperties &device = run->gpu->properties();
+  verify::CheckOptions options = checkOptionsFrom(cli.gate);
+  options.seed = cli.seed;
+  nlohmann::json all = nlohmann::json::array();
+  std::string table = baselineHeader(device, cli.seed);
+  bool allCorrect = true;
+  for (const tasks::TaskSpec *task : run->selected) {
+    Result<tasks::CompiledReference> reference =
+        tasks::compileReference(*task, cli.gate.arch.empty() ? device.arch() : cli.gate.arch);
+    Result<verify::CheckResult> checked =
+        reference ? verify::check(*task, reference->ptx, run->gpu.get(), options) : Result<verify::CheckResult>(reference.error());
+    if (!checked) {
+      fmt::print(stderr, "ptxforge: error: {}: {}\n", task->name, render(checked.error()));
+      all.push_back({{"task", task->name}, {"error", render(checked.error())}});
+      allCorrect = false;
+      continue;
+    }
+    allCorrect = allCorrect && checked->verdict == verify::Verdict::Correct;
+    nlohmann::json json = verify::toJson(*checked);
+    json["level"] = task->level;
+    VendorCells vendor = vendorCells(*task, *checked, *run->gpu, options, json["vendor"], allCorrect);
+    all.push_back(std::move(json));
+    table += baselineRow(*task, *checked, device, vendor);
+    std::cerr << "baseline " << task->name << ": " << checked->summary << '\n';
+  }
+  return finishSuiteRun(cli, all, table + baselineFooter(), allCorrect);
+}
+
+/// `ptxforge device`: the device, and its measured ceilings (cached per device).
+int runDevice(const DeviceCli &cli) {
+  Result<std::unique_ptr<exec::Executor>> executor = exec::createIsolatedExecutor();
+  if (!executor) return fail(cli.format, executor.error());
+  const exec::DeviceProperties &device = (*executor)->properties();
+  std::optional<verify::DeviceCeilings> ceilings = verify::loadCachedCeilings(device.name);
+  bool measured = false;
+  if (!ceilings || cli.refresh) {
+    Result<verify::DeviceCeilings> fresh = verify::measureCeilings(**executor);
+    if (!fresh) {
+      Error error = fresh.error();
+      error.message = "measuring the ceilings failed: " + error.message;
+      return fail(cli.format, error, kExitErrors);
+    }
+    ceilings = *fresh;
+    measured = true;
+    if (Result<void> stored = verify::storeCeilings(*ceilings); !stored)
+      fmt::print(stderr, "ptxforge: warning: ceilings not cached: {}\n", render(stored.error()));
+  }
+  if (cli.format == "json") {
+    nlohmann::json out = verify::toJson(*ceilings);
+    out["sms"] = device.multiprocessorCount;
+    out["memory_bytes"] = device.totalMemoryBytes;
+    out["theoretical_dram_gbs"] = device.peakMemoryBandwidthGBs();
+    out["cached"] = !measured;
+    out["cache_file"] = verify::ceilingsCachePath(device.name).string();
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  fmt::print("{} ({}), {} SMs, {:.1f} GiB, driver {}\n", device.name, device.arch(), device.multiprocessorCount,
+             static_cast<double>(device.totalMemoryBytes) / (1ull << 30), device.driverVersion);
+  fmt::print("  theoretical DRAM bandwidth: {:.0f} GB/s\n", device.peakMemoryBandwidthGBs());
+  fmt::print("  measured ({}{}): copy {:.0f} GB/s ({:.0f}% of theoretical), FP32 FMA {:.0f} GFLOP/s, FP16 FMA {:.0f} "
+             "GFLOP/s\n",
+             measured ? "now" : "cached ", measured ? "" : ceilings->measuredAt, ceilings->copyGBs,
+             100.0 * ceilings->copyGBs / std::max(1.0, device.peakMemoryBandwidthGBs()), ceilings->fp32Gflops,
+             ceilings->fp16Gflops);
+  return kExitOk;
+}
+
+/// `ptxforge reference NAME`: the PTX NVRTC makes of a task's reference.
+int runReference(const ReferenceCli &cli) {
+  const std::string &format = cli.gate.format;
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return fail(format, suite.error());
+  Result<const tasks::TaskSpec *> task = findTask(*suite, cli.task);
+  if (!task) return fail(format, task.error(), kExitUsage, {{"task", cli.task}});
+  Result<tasks::CompiledReference> reference = tasks::compileReference(**task, cli.gate.arch);
+  if (!reference) return fail(format, reference.error(), kExitErrors, {{"task", cli.task}});
+  if (format == "json")
+    std::cout << nlohmann::json{{"task", cli.task}, {"arch", cli.gate.arch}, {"ptx", reference->ptx}}.dump(2) << '\n';
+  else
+    std::cout << reference->ptx;
+  return kExitOk;
+}
+
+void registerCheck(CLI::App &app, int &exitCode) {
+  auto shared = std::make_shared<CheckCli>();
+  CheckCli &cli = *shared;
+  CLI::App *check = app.add_subcommand("check", "Verify a candidate against a task: lint, compile, run, compare, time");
+  check->add_option("input", cli.input, "PTX file, or a model's answer holding a ```ptx block; - for standard input")
+      ->capture_default_str();
+  check->add_option("--task", cli.task, "Task name (see `ptxforge tasks`)")->required();
+  addGateFlags(check, cli.gate);
+  check->add_option("--shapes", cli.shapes,
+                    "all, small, or shape indices such as 0,2 (default: all on a GPU, small on the emulator)");
+  check->add_option("--seed", cli.seed,
+                    "Seed of the inputs, poison, guard bytes, drawn shapes and timing schedule (default: a fresh "
+                    "random seed per check, recorded in the result; give it to reproduce a check)");
+  check->add_option("--shape", cli.extraShapes, "An extra shape to check, e.g. M=256,N=256,K=64 (repeatable)");
+  check->add_option("--drawn-shapes", cli.drawnShapes, "Extra shapes drawn at random from the ranges the task's shapes span")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  check->add_flag("--no-sanitizer", cli.noSanitizer, "On a GPU, skip the emulator's sanitizer pass");
+  check->add_flag("--no-bench", cli.noBench, "Check correctness only");
+  check->add_flag("--no-lint", cli.noLint, "Go on past lint errors (to find lint false positives)");
+  check->callback([shared, &exitCode] { exitCode = runCheck(*shared); });
+}
+
+CLI::App *addSuiteCommand(CLI::App &app, const char *name, const char *description, SuiteCli &cli, unsigned gateFlags) {
+  CLI::App *command = app.add_subcommand(name, description);
+  command->add_option("tasks", cli.tasks, "Task names (default: the whole suite)");
+  command->add_option("--level", cli.level, "Only tasks of this level")->check(CLI::Range(1, 3));
+  addGateFlags(command, cli.gate, gateFlags);
+  command->add_option("--seed", cli.seed, "Seed of the random inputs")->capture_default_str();
+  command->add_option("--json", cli.outputJson, "Also write the results as JSON here");
+  return command;
+}
+
+} // namespace
+
+void registerGateCommands(CLI::App &app, int &exitCode) {
+  registerCheck(app, exitCode);
+
+  auto baselineCli = std::make_shared<SuiteCli>();
+  addSuiteCommand(app, "baseline",
+                  "Check every task's reference against itself on the GPU: the nvcc baseline table, with cuBLAS "
+                  "beside the tasks that declare [vendor]",
+                  *baselineCli, kAllGateFlags & ~kExecutorFlag)
+      ->callback([baselineCli, &exitCode] { exitCode = runBaseline(*baselineCli); });
+
+  auto crossCli = std::make_shared<SuiteCli>();
+  // The emulator runs each reference's small shapes, GEMMs included, far
+  // slower than the GPU: this command's launch deadline is a minute.
+  crossCli->gate.launchTimeoutMs = 60'000;
+  addSuiteCommand(app, "crosscheck",
+                  "Run every task's reference on the GPU and in the emulator with the same inputs; compare outputs",
+                  *crossCli, kAllGateFlags & ~(kExecutorFlag | kTimingRoundsFlag))
+      ->callback([crossCli, &exitCode] { exitCode = runCrossCheck(*crossCli); });
+
+  auto deviceCli = std::make_shared<DeviceCli>();
+  CLI::App *device = app.add_subcommand("device", "Show the GPU and its measured ceilings (copy GB/s, FP32/FP16 GFLOP/s)");
+  device->add_flag("--refresh", deviceCli->refresh, "Measure again instead of using the cached figures");
+  addFormatFlag(device, deviceCli->format);
+  device->callback([deviceCli, &exitCode] { exitCode = runDevice(*deviceCli); });
+
+  auto referenceCli = std::make_shared<ReferenceCli>();
+  referenceCli->gate.arch = "sm_90"; // no device involved: a fixed default target
+  CLI::App *reference = app.add_subcommand("reference", "Print the PTX that NVRTC makes of a task's reference kernel");
+  reference->add_option("task", referenceCli->task, "Task name (see `ptxforge tasks`)")->required();
+  reference->add_option("--arch", referenceCli->gate.arch, "Target architecture")->capture_default_str();
+  addGateFlags(reference, referenceCli->gate, kTasksDirFlag | kFormatFlag);
+  reference->callback([referenceCli, &exitCode] { exitCode = runReference(*referenceCli); });
+}
+
+} // namespace ptxforge::cli

@@ -1,0 +1,75 @@
+// The gate's option group, declared once for every command that checks
+// kernels (check, baseline, crosscheck, solve, eval), and the set-up those
+// commands share: task lookup, shape selection and the executor.
+#pragma once
+
+#include "exec/Executor.h"
+#include "tasks/TaskSpec.h"
+#include "verify/Check.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxforge::cli {
+
+/// The gate flags. Defaults come from verify::CheckOptions{}, so that the help
+/// text (which reads these members) and the behaviour cannot drift.
+struct GateFlags {
+  std::string arch = verify::CheckOptions{}.arch; ///< empty: the device's architecture
+  int trials = verify::CheckOptions{}.trials;
+  int timingRounds = verify::CheckOptions{}.timingRounds;
+  uint32_t launchTimeoutMs = verify::CheckOptions{}.launchTimeoutMs;
+  std::string executor = "auto";
+  std::vector<std::string> tasksDirs;
+  std::string format = "text";
+};
+
+/// Which members of the group a command takes.
+enum GateFlag : unsigned {
+  kArchFlag = 1u << 0,
+  kTrialsFlag = 1u << 1,
+  kTimingRoundsFlag = 1u << 2,
+  kTimeoutFlag = 1u << 3,
+  kExecutorFlag = 1u << 4,
+  kTasksDirFlag = 1u << 5,
+  kFormatFlag = 1u << 6,
+  kAllGateFlags = (1u << 7) - 1,
+};
+
+/// Registers the chosen gate flags on `command`, each with its environment
+/// twin (PTXFORGE_ARCH, PTXFORGE_TRIALS, PTXFORGE_TIMING_ROUNDS,
+/// PTXFORGE_TIMEOUT_MS, PTXFORGE_EXECUTOR; --tasks-dir's is
+/// PTXFORGE_TASKS_DIR, read by the task loader) and the default `flags` holds.
+void addGateFlags(CLI::App *command, GateFlags &flags, unsigned which = kAllGateFlags);
+
+/// verify::CheckOptions with the gate flags applied.
+verify::CheckOptions checkOptionsFrom(const GateFlags &flags);
+
+/// The suite: --tasks-dir folders, $PTXFORGE_TASKS_DIR, the built-in suite.
+Result<tasks::Suite> loadSuite(const std::vector<std::string> &tasksDirs);
+
+/// The task called `name`; otherwise an error that names the nearest task
+/// ("did you mean") or, when none is near, lists them.
+Result<const tasks::TaskSpec *> findTask(const tasks::Suite &suite, std::string_view name);
+
+/// The tasks named (all when none), of `level` unless it is 0; an unknown
+/// name is findTask's error.
+Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &suite,
+                                                         const std::vector<std::string> &names, int level);
+
+/// "all" (empty: every shape), "small", or a comma-separated list of shape indices.
+Result<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec);
+
+/// Parses `--shape M=256,N=256,K=64` for `task`: every symbol once, positive.
+Result<tasks::Shape> parseShapeOption(const tasks::TaskSpec &task, const std::string &text);
+
+/// "gpu", "emu" or "auto" (the GPU when there is one, else the emulator), in
+/// a worker process. Null when the choice is "gpu" and there is none; then
+/// `unavailable` says why.
+std::unique_ptr<exec::Executor> createExecutor(const std::string &choice, std::string &unavailable);
+
+} // namespace ptxforge::cli
