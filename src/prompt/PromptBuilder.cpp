@@ -178,13 +178,22 @@ std::string ptxVersionFor(const PromptInput &input) {
   return name.empty() ? "8.0" : name;
 }
 
+/// Characters of one line of the model's own module quoted back to it: a
+/// 4 KB line once made every diagnostic quote it whole (a 24 MB prompt).
+constexpr size_t kQuotedLineCharacters = 400;
+
 std::string numbered(std::string_view text) {
   std::string out;
   size_t line = 1, start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    out += fmt::format("{:>4}  {}\n", line++, text.substr(start, end - start));
+    std::string_view content = text.substr(start, end - start);
+    if (content.size() > kQuotedLineCharacters)
+      out += fmt::format("{:>4}  {} ... [{} more characters on this line]\n", line++,
+                         content.substr(0, kQuotedLineCharacters), content.size() - kQuotedLineCharacters);
+    else
+      out += fmt::format("{:>4}  {}\n", line++, content);
     start = end + 1;
   }
   return out;
@@ -347,6 +356,14 @@ std::string formatCheatSheet(const std::vector<CheatSheetEntry> &entries) {
   return out;
 }
 
+namespace {
+// Bounds on the gate's feedback in a repair prompt (docs/limits.md, "Runs").
+constexpr size_t kFeedbackDiagnostics = 40;     ///< diagnostics quoted per prompt
+constexpr size_t kFeedbackRepeats = 3;          ///< of one code and message
+constexpr size_t kFeedbackExcerptColumns = 160; ///< characters of a quoted line
+constexpr size_t kFeedbackLogBytes = 8192;      ///< of a compiler log without diagnostics
+} // namespace
+
 std::string formatFeedback(const verify::CheckResult &result, std::string_view ptx) {
   std::string out = fmt::format("Verdict: {} (stopped at stage `{}`)\n", verify::verdictName(result.verdict),
                                 verify::stageName(result.stage));
@@ -358,11 +375,20 @@ std::string formatFeedback(const verify::CheckResult &result, std::string_view p
                        [&](const ptx::Diagnostic &d) { return sameDiagnostic(d, diagnostic); }))
         diagnostics.push_back(diagnostic);
   ptx::sortByLocation(diagnostics);
+  // What a repair prompt quotes is bounded whatever the module holds: the
+  // merged list (lint + compiler) is limited again, each quoted line is a
+  // window, and the compiler's log is cut.
+  ptx::DiagnosticLimits promptLimits{kFeedbackDiagnostics, kFeedbackRepeats, kFeedbackExcerptColumns};
+  ptx::applyDiagnosticLimits(diagnostics, promptLimits);
   if (!diagnostics.empty())
     out += "\nDiagnostics (line numbers are those of your module above):\n" +
-           ptx::formatDiagnosticsText(diagnostics, "candidate.ptx", ptx);
-  if (result.compile && !result.compile->ok && result.compile->diagnostics.empty() && !result.compile->errorLog.empty())
-    out += "\nCompiler log:\n" + result.compile->errorLog + "\n";
+           ptx::formatDiagnosticsText(diagnostics, "candidate.ptx", ptx, kFeedbackExcerptColumns);
+  if (result.compile && !result.compile->ok && result.compile->diagnostics.empty() && !result.compile->errorLog.empty()) {
+    std::string_view log = result.compile->errorLog;
+    out += "\nCompiler log:\n" + std::string(log.substr(0, kFeedbackLogBytes));
+    if (log.size() > kFeedbackLogBytes) out += fmt::format("\n... [{} more bytes of the log]", log.size() - kFeedbackLogBytes);
+    out += "\n";
+  }
   if (std::string mismatch = firstMismatch(result); !mismatch.empty()) out += "\nFirst mismatch: " + mismatch + "\n";
   if (!result.executorError.empty()) out += "\nExecutor: " + result.executorError + "\n";
   return out;

@@ -1372,3 +1372,25 @@ TEST_F(SolveTest, NegativeOrAbsurdUsageStillEndsATokenBudget) {
   EXPECT_LE(negative.calls(), 3);
   EXPECT_GE(second->summary["tokens"]["completion"].get<int64_t>(), 20'000);
 }
+
+TEST_F(SolveTest, ALongLineInAnAnswerKeepsTheRepairPromptSmall) {
+  // One 8 KB line of 400 different undeclared registers before `ret`.
+  std::string line = "\t";
+  for (int i = 0; i < 400; ++i) line += "add.s32 %q" + std::to_string(i) + ", 1, 2; ";
+  std::string broken;
+  for (const std::string &text : splitLines(referencePtx())) {
+    if (trimmed(text) == "ret;") broken += line + "\n";
+    broken += text + "\n";
+  }
+  ScriptedBackend backend([&](const llm::Request &request) {
+    return answer(fenced(promptKind(request) == PromptKind::Initial ? broken : referencePtx()));
+  });
+  Result<SolveOutcome> outcome = run(backend, smallOptions(2, 1));
+  ASSERT_OK(outcome);
+  std::vector<llm::Request> repairs = backend.requests(PromptKind::Repair);
+  ASSERT_EQ(repairs.size(), 1u);
+  std::string user = userMessage(repairs[0]);
+  EXPECT_LT(user.size(), 64u << 10) << "a repair prompt of " << user.size() << " bytes";
+  EXPECT_CONTAINS(user, "more characters on this line]");
+  EXPECT_CONTAINS(user, "diagnostics-suppressed");
+}
