@@ -1145,6 +1145,64 @@ Result<TaskSpec> loadTask(const std::filesystem::path &folder) {
   return task;
 }
 
+namespace {
+
+/// Larger task files are refused before they are read: a task.toml or a
+/// reference.cu is a few KiB, and a symlink to /dev/zero must not be read.
+constexpr std::uintmax_t kMaxTaskFileBytes = std::uintmax_t{4} << 20;
+
+/// Every folder under `root` (root included) that holds an entry named
+/// task.toml, in no particular order. A folder that cannot be listed is
+/// reported in `errors` and the rest of the tree is still scanned; symlinked
+/// and hidden (.git, caches) folders are not entered.
+void findTaskFolders(const std::filesystem::path &root, std::vector<std::filesystem::path> &folders,
+                     std::vector<TaskLoadError> &errors) {
+  std::vector<std::filesystem::path> pending{root};
+  while (!pending.empty()) {
+    std::filesystem::path dir = std::move(pending.back());
+    pending.pop_back();
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, std::filesystem::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      errors.push_back({dir, makeError(ErrorKind::Io, dir.string() + ": cannot scan: " + ec.message())});
+      continue;
+    }
+    bool holdsTask = false;
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::filesystem::directory_entry &entry = *it;
+      std::string name = entry.path().filename().string();
+      if (name == "task.toml") {
+        holdsTask = true; // whatever it is: a task.toml that is not a file is a broken task, reported
+        continue;
+      }
+      std::error_code typeEc;
+      if (entry.is_symlink(typeEc) || !entry.is_directory(typeEc)) continue;
+      if (!name.empty() && name[0] == '.') continue;
+      pending.push_back(entry.path());
+    }
+    if (ec) errors.push_back({dir, makeError(ErrorKind::Io, dir.string() + ": cannot scan: " + ec.message())});
+    if (holdsTask) folders.push_back(dir);
+  }
+}
+
+/// Why a task's file cannot be read as one, if it cannot: not a regular file
+/// (a FIFO would block the scan, a device never end), or too large.
+std::optional<Error> unreadableTaskFile(const std::filesystem::path &path) {
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return std::nullopt; // loadTask says it is missing
+  if (!std::filesystem::is_regular_file(status))
+    return makeError(ErrorKind::InvalidInput,
+                     path.string() + ": not a regular file (a directory, FIFO or device); a task's files are plain files");
+  std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxTaskFileBytes)
+    return makeError(ErrorKind::InvalidInput, path.string() + ": " + std::to_string(size) + " bytes, more than a task " +
+                                                  "file may hold (" + std::to_string(kMaxTaskFileBytes >> 20) + " MiB)");
+  return std::nullopt;
+}
+
+} // namespace
+
 Result<Suite> loadSuite(const std::vector<std::filesystem::path> &roots) {
   Suite suite;
   std::map<std::string, std::filesystem::path> seen; // task name -> folder that defined it
@@ -1152,23 +1210,18 @@ Result<Suite> loadSuite(const std::vector<std::filesystem::path> &roots) {
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec))
       return makeError(ErrorKind::Io, root.string() + ": task search root is not a directory");
+    // Every folder is scanned and every task loaded: a broken one is reported
+    // with its error and the good ones are kept.
     std::vector<std::filesystem::path> folders;
-    if (std::filesystem::exists(root / "task.toml", ec)) folders.push_back(root);
-    std::filesystem::recursive_directory_iterator it(
-        root, std::filesystem::directory_options::skip_permission_denied, ec);
-    if (ec) return makeError(ErrorKind::Io, root.string() + ": cannot scan: " + ec.message());
-    for (; it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) return makeError(ErrorKind::Io, root.string() + ": cannot scan: " + ec.message());
-      std::string name = it->path().filename().string();
-      if (!name.empty() && name[0] == '.' && it->is_directory(ec)) {
-        it.disable_recursion_pending(); // .git, editor and cache folders hold no tasks
-        continue;
-      }
-      if (name == "task.toml" && it->path().parent_path() != root)
-        folders.push_back(it->path().parent_path());
-    }
+    findTaskFolders(root, folders, suite.errors);
     std::sort(folders.begin(), folders.end());
     for (const std::filesystem::path &folder : folders) {
+      std::optional<Error> unreadable = unreadableTaskFile(folder / "task.toml");
+      if (!unreadable) unreadable = unreadableTaskFile(folder / "reference.cu");
+      if (unreadable) {
+        suite.errors.push_back({folder, *unreadable});
+        continue;
+      }
       Result<TaskSpec> task = loadTask(folder);
       if (!task) {
         suite.errors.push_back({folder, task.error()});
