@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstddef>
 #include <ctime>
 #include <limits>
@@ -494,6 +495,31 @@ struct Store::Impl {
 Store::Store(std::string path, std::unique_ptr<Impl> impl) : path_(std::move(path)), impl_(std::move(impl)) {}
 
 Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::openReadOnly(const std::string &path) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error))
+    return makeError(ErrorKind::InvalidInput,
+                     fmt::format("no run store at {}: nothing has been recorded there (give --store, or set "
+                                 "PTXFORGE_STORE)",
+                                 path));
+  sqlite3 *raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  impl->db.reset(raw);
+  if (rc != SQLITE_OK)
+    return raw ? impl->sqliteError("cannot open the database") : impl->ioError("cannot open the database: out of memory");
+  if (sqlite3_busy_timeout(raw, kBusyTimeoutMs) != SQLITE_OK)
+    return impl->sqliteError("setting the busy timeout");
+  auto version = impl->userVersion();
+  if (!version)
+    return version.error();
+  if (*version > kSchemaVersion)
+    return impl->ioError(
+        fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *version, kSchemaVersion));
+  return std::unique_ptr<Store>(new Store(path, std::move(impl)));
+}
 
 Result<std::unique_ptr<Store>> Store::open(const std::string &path) {
   auto impl = std::make_unique<Impl>();

@@ -149,6 +149,11 @@ public:
   /// Io error names the path when it cannot be opened, is not a SQLite
   /// database, or has a newer schema version than this build knows.
   static Result<std::unique_ptr<Store>> open(const std::string &path);
+  /// Opens an existing database for reading only, for commands that only
+  /// read (runs, show, report, eval show/compare/leaderboard): nothing is
+  /// created or written. InvalidInput "no run store at PATH" when the file
+  /// does not exist; an Io error as open()'s otherwise.
+  static Result<std::unique_ptr<Store>> openReadOnly(const std::string &path);
   ~Store();
   Store(const Store &) = delete;
   Store &operator=(const Store &) = delete;

@@ -1394,3 +1394,23 @@ TEST_F(SolveTest, ALongLineInAnAnswerKeepsTheRepairPromptSmall) {
   EXPECT_CONTAINS(user, "more characters on this line]");
   EXPECT_CONTAINS(user, "diagnostics-suppressed");
 }
+
+TEST_F(SolveTest, ReadingAStoreThatDoesNotExistCreatesNothing) {
+  std::filesystem::path missing = dir_ / "nowhere" / "runs.db";
+  Result<std::unique_ptr<store::Store>> opened = store::Store::openReadOnly(missing.string());
+  ASSERT_FALSE(opened.ok());
+  EXPECT_CONTAINS(opened.error().message, "no run store at " + missing.string());
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  EXPECT_FALSE(std::filesystem::exists(missing.parent_path()));
+
+  // An existing store reads, and reading writes nothing.
+  ScriptedBackend backend(alwaysCorrect);
+  Result<SolveOutcome> outcome = run(backend, smallOptions(1, 1));
+  ASSERT_OK(outcome);
+  Result<std::unique_ptr<store::Store>> reader = store::Store::openReadOnly(store_->path());
+  ASSERT_OK(reader);
+  Result<store::RunData> data = (*reader)->load(outcome->runId);
+  ASSERT_OK(data);
+  EXPECT_EQ(data->run.status, "done");
+  EXPECT_FALSE((*reader)->updateRun(outcome->runId, "failed", nlohmann::json::object()).ok());
+}
