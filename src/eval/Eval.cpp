@@ -220,7 +220,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     if (auto found = existingRuns.find(task->name); found != existingRuns.end()) {
       Result<store::RunRecord> run = context.store.run(found->second);
       if (!run) return run.error();
-      if (run->status == "done") continue;
+      if (run->runStatus() == store::RunStatus::Done) continue;
       resumeRun = found->second;
     }
     solve::SolveOptions solveOptions;
@@ -261,7 +261,8 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     }
     if (Result<void> linked = context.store.linkEvalRun(evalId, index, task->name, outcome->runId); !linked)
       return linked.error();
-    if (outcome->status == "pending") pending = true;
+    // SolveOutcome keeps its status as the name (the CLI prints it); parsed here, once.
+    if (store::parseRunStatus(outcome->status) == store::RunStatus::Pending) pending = true;
     if (context.onProgress) {
       const nlohmann::json &counts = outcome->summary.contains("counts") ? outcome->summary["counts"] : nlohmann::json();
       context.onProgress(fmt::format("  {}: run {} {}: {}", task->name, outcome->runId, outcome->status,
@@ -269,7 +270,9 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     }
   }
 
-  std::string status = context.stop.stop_requested() ? "interrupted" : pending ? "pending" : "done";
+  store::RunStatus status = context.stop.stop_requested() ? store::RunStatus::Interrupted
+                            : pending                      ? store::RunStatus::Pending
+                                                           : store::RunStatus::Done;
   Result<nlohmann::json> metrics = metricsOf(context.store, evalId, options.ks);
   if (!metrics) return metrics.error();
   nlohmann::json stored = *metrics;
@@ -277,7 +280,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
   if (Result<void> updated = context.store.updateEval(evalId, status, stored); !updated) return updated.error();
   Result<nlohmann::json> document = evalDocument(context.store, evalId);
   if (!document) return document.error();
-  return EvalOutcome{evalId, status, std::move(document.value())};
+  return EvalOutcome{evalId, store::runStatusName(status), std::move(document.value())};
 }
 
 } // namespace ptxforge::eval

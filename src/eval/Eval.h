@@ -73,7 +73,7 @@ std::string suiteVersion(const std::string &name, const std::vector<const tasks:
 
 struct EvalOutcome {
   int64_t evalId = 0;
-  std::string status;      ///< done, pending (batch), interrupted, failed
+  std::string status;      ///< store::runStatusName: done, pending (batch), interrupted, failed
   nlohmann::json document; ///< the eval document (EvalReport.h)
 };
 

@@ -1,11 +1,13 @@
 // Eval metrics: per-sample outcomes, per-task figures and per-group means,
 // computed from the attempts the run store recorded (Metrics.h defines them).
 //
-// The store may hold anything (older results, hand edits), so every value is
-// read through the helpers below: a missing key, an odd JSON type, a NaN or a
-// value out of range counts as absent, and nothing here throws.
+// Each result is decoded once with report::decodeResult (verify's codec; its
+// columns parsed into verify's enums); a result that does not decode counts by
+// its columns alone. The run summary's "reference" and the SASS counts have no
+// codec and go through report/JsonRead.h. Nothing here throws.
 #include "eval/Metrics.h"
 
+#include "report/JsonRead.h"
 #include "report/Report.h"
 
 #include <fmt/format.h>
@@ -23,40 +25,11 @@ namespace ptxforge::eval {
 namespace {
 
 using nlohmann::json;
-
-const json *member(const json *object, const char *key) {
-  if (object == nullptr || !object->is_object()) return nullptr;
-  auto it = object->find(key);
-  return it == object->end() ? nullptr : &*it;
-}
-
-const json *member(const json &object, const char *key) { return member(&object, key); }
-
-/// A count (registers, bytes, instructions): a finite, integral, non-negative
-/// number that fits an int; anything else is absent.
-std::optional<int> countOf(const json *value) {
-  if (value == nullptr || !value->is_number()) return std::nullopt;
-  if (value->is_number_unsigned()) {
-    auto number = value->get<uint64_t>();
-    if (number > static_cast<uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
-    return static_cast<int>(number);
-  }
-  if (value->is_number_integer()) {
-    auto number = value->get<int64_t>();
-    if (number < 0 || number > std::numeric_limits<int>::max()) return std::nullopt;
-    return static_cast<int>(number);
-  }
-  double number = value->get<double>();
-  if (!std::isfinite(number) || number < 0 || number > std::numeric_limits<int>::max() ||
-      number != std::floor(number))
-    return std::nullopt;
-  return static_cast<int>(number);
-}
-
-std::optional<std::string> textOf(const json *value) {
-  if (value == nullptr || !value->is_string()) return std::nullopt;
-  return value->get<std::string>();
-}
+using report::FunnelStage;
+using report::StoredResult;
+using report::read::countOf;
+using report::read::member;
+using verify::Verdict;
 
 /// A speedup usable in a geometric mean: finite and positive.
 std::optional<double> usableSpeedup(const std::optional<double> &speedup) {
@@ -108,58 +81,64 @@ struct Reached {
 
 /// What one attempt reached, from its funnel stage (so that an attempt without
 /// a complete completion or without PTX reaches nothing, whatever its result
-/// says). Two verdicts are judged by the stage the gate got to instead,
-/// result["stage"] (else the result's stage column): "not-verified" (the gate
-/// could not run the candidate) and "rejected" (the gate refused it, e.g. for
-/// reading a timer, which it does before compiling). "compile" means lint
-/// passed; "execute", "benchmark" or "done" mean lint and compile passed;
-/// anything else means nothing was reached.
-Reached reachedBy(const std::string &funnelStage, const store::ResultRecord *result) {
+/// says). Two verdicts are judged by the stage the gate got to instead:
+/// not-verified (the gate could not run the candidate) and rejected (the gate
+/// refused it, e.g. for reading a timer, which it does before compiling).
+/// Compile means lint passed; execute, benchmark or done mean lint and compile
+/// passed; anything else means nothing was reached.
+Reached reachedBy(FunnelStage funnelStage, const StoredResult *result) {
   Reached reached;
-  bool byStage = result != nullptr && (result->verdict == "not-verified" || result->verdict == "rejected") &&
-                 (funnelStage == "unverified" || funnelStage == "correctness");
+  bool byStage = result != nullptr && (result->is(Verdict::NotVerified) || result->is(Verdict::Rejected)) &&
+                 (funnelStage == FunnelStage::Unverified || funnelStage == FunnelStage::Correctness);
   if (byStage) {
-    std::string stage = textOf(member(result->result, "stage")).value_or(result->stage);
-    if (stage == "compile") {
-      reached.lint = true;
-    } else if (stage == "execute" || stage == "benchmark" || stage == "done") {
-      reached.lint = reached.compile = true;
+    switch (result->stage.value_or(verify::Stage::Extract)) {
+    case verify::Stage::Extract:
+    case verify::Stage::Lint: break;
+    case verify::Stage::Compile: reached.lint = true; break;
+    case verify::Stage::Execute:
+    case verify::Stage::Benchmark:
+    case verify::Stage::Done: reached.lint = reached.compile = true; break;
     }
-  } else if (funnelStage == "compile") {
-    reached.lint = true;
-  } else if (funnelStage == "correctness") {
-    reached.lint = reached.compile = true;
-  } else if (funnelStage == "untimed" || funnelStage == "slower" || funnelStage == "on-par" ||
-             funnelStage == "faster") {
-    reached.lint = reached.compile = reached.correct = true;
+    return reached;
+  }
+  switch (funnelStage) {
+  case FunnelStage::Compile: reached.lint = true; break;
+  case FunnelStage::Correctness: reached.lint = reached.compile = true; break;
+  case FunnelStage::Untimed:
+  case FunnelStage::Slower:
+  case FunnelStage::OnPar:
+  case FunnelStage::Faster: reached.lint = reached.compile = reached.correct = true; break;
+  default: break;
   }
   return reached;
 }
 
-/// Registers of a result: the store's column, else result["resources"]["registers"]
-/// unless the resources say they are not known.
-std::optional<int> registersOf(const store::ResultRecord &result) {
-  if (result.registers && *result.registers >= 0) return result.registers;
-  const json *resources = member(result.result, "resources");
-  const json *known = member(resources, "known");
-  if (known != nullptr && known->is_boolean() && !known->get<bool>()) return std::nullopt;
-  return countOf(member(resources, "registers"));
+/// ptxas's resources of a result, when it reported them.
+const toolchain::ResourceUsage *resourcesOf(const StoredResult &result) {
+  if (!result.check || !result.check->compile || !result.check->compile->resources.known) return nullptr;
+  return &result.check->compile->resources;
 }
 
-/// Spill stores + loads of a result; absent unless both are known.
-std::optional<int> spillBytesOf(const json &resources) {
-  const json *known = member(resources, "known");
-  if (known != nullptr && known->is_boolean() && !known->get<bool>()) return std::nullopt;
-  std::optional<int> stores = countOf(member(resources, "spill_store_bytes"));
-  std::optional<int> loads = countOf(member(resources, "spill_load_bytes"));
-  if (!stores || !loads) return std::nullopt;
+/// Registers of a result: the store's column, else ptxas's count.
+std::optional<int> registersOf(const StoredResult &result) {
+  if (result.record->registers && *result.record->registers >= 0) return result.record->registers;
+  const toolchain::ResourceUsage *resources = resourcesOf(result);
+  if (resources == nullptr || resources->registers < 0) return std::nullopt;
+  return resources->registers;
+}
+
+/// Spill stores + loads; absent unless both are known.
+std::optional<int> spillBytesOf(std::optional<int> stores, std::optional<int> loads) {
+  if (!stores || !loads || *stores < 0 || *loads < 0) return std::nullopt;
   int64_t total = int64_t{*stores} + *loads;
   if (total > std::numeric_limits<int>::max()) return std::nullopt;
   return static_cast<int>(total);
 }
 
-std::optional<int> sassInstructionsOf(const json &result) {
-  return countOf(member(member(result, "sass"), "instructions"));
+std::optional<int> spillBytesOf(const StoredResult &result) {
+  const toolchain::ResourceUsage *resources = resourcesOf(result);
+  if (resources == nullptr) return std::nullopt;
+  return spillBytesOf(resources->spillStoreBytes, resources->spillLoadBytes);
 }
 
 /// Sums `from` into `into` (taxonomy maps).
@@ -371,8 +350,9 @@ TaskMetrics taskMetrics(const store::RunData &run, int level, const std::vector<
   // The attempt each sample's resources come from: its fastest correct one
   // (earliest on a tie), else its first correct one.
   struct Best {
-    const store::ResultRecord *result = nullptr;
+    bool found = false;
     std::optional<double> speedup;
+    std::optional<int> registers, sassInstructions, spillBytes;
   };
   std::map<int, Best> best;
 
@@ -382,49 +362,38 @@ TaskMetrics taskMetrics(const store::RunData &run, int level, const std::vector<
     SampleOutcome &sample = samples[attempt.prompt.slot];
     ++sample.attempts;
 
-    const store::ResultRecord *result = effectiveResult(attempt, byCandidate);
-    std::string stage;
-    if (result != nullptr && !attempt.result) {
-      // A duplicate recorded without its copy of the original's result.
-      store::AttemptRow effective = attempt;
-      effective.result = *result;
-      stage = report::funnelStage(effective);
-    } else {
-      stage = report::funnelStage(attempt);
-    }
-    ++metrics.stages[stage];
+    // A duplicate recorded without its copy of the original's result counts with the original's.
+    const store::ResultRecord *record = effectiveResult(attempt, byCandidate);
+    std::optional<StoredResult> result = record ? std::optional(report::decodeResult(*record)) : std::nullopt;
+    FunnelStage stage = report::funnelStage(attempt, result ? &*result : nullptr);
+    ++metrics.stages[report::funnelStageName(stage)];
 
-    Reached reached = reachedBy(stage, result);
+    Reached reached = reachedBy(stage, result ? &*result : nullptr);
     sample.lint = sample.lint || reached.lint;
     sample.compile = sample.compile || reached.compile;
     sample.correct = sample.correct || reached.correct;
 
-    if (result != nullptr && result->verdict != "correct") {
-      const json *diagnostics = member(result->result, "diagnostics");
-      if (diagnostics != nullptr && diagnostics->is_array()) {
-        std::set<std::string> codes;
-        for (const json &diagnostic : *diagnostics)
-          if (std::optional<std::string> code = textOf(member(diagnostic, "code")); code && !code->empty())
-            codes.insert(*code);
-        for (const std::string &code : codes) ++metrics.diagnosticCodes[code];
-      }
+    if (result && result->check && !result->is(Verdict::Correct)) {
+      std::set<std::string> codes;
+      for (const ptx::Diagnostic &diagnostic : result->check->diagnostics)
+        if (!diagnostic.code.empty()) codes.insert(diagnostic.code);
+      for (const std::string &code : codes) ++metrics.diagnosticCodes[code];
     }
 
-    if (reached.correct && result != nullptr) {
-      std::optional<double> speedup = usableSpeedup(result->speedup);
+    if (reached.correct && result) {
+      std::optional<double> speedup = usableSpeedup(record->speedup);
       Best &current = best[attempt.prompt.slot];
-      bool better = current.result == nullptr || (speedup && (!current.speedup || *speedup > *current.speedup));
-      if (better) current = Best{result, speedup};
+      if (!current.found || (speedup && (!current.speedup || *speedup > *current.speedup)))
+        current = Best{true, speedup, registersOf(*result), result->sassInstructions, spillBytesOf(*result)};
     }
   }
 
   for (auto &[slot, sample] : samples) {
     if (auto it = best.find(slot); it != best.end()) {
-      const store::ResultRecord &result = *it->second.result;
       sample.speedup = it->second.speedup;
-      sample.registers = registersOf(result);
-      sample.sassInstructions = sassInstructionsOf(result.result);
-      if (const json *resources = member(result.result, "resources")) sample.spillBytes = spillBytesOf(*resources);
+      sample.registers = it->second.registers;
+      sample.sassInstructions = it->second.sassInstructions;
+      sample.spillBytes = it->second.spillBytes;
     }
     metrics.sampleOutcomes.push_back(sample);
   }
@@ -455,7 +424,8 @@ TaskMetrics taskMetrics(const store::RunData &run, int level, const std::vector<
   const json *reference = member(run.run.summary, "reference");
   metrics.nvccRegisters = countOf(member(reference, "registers"));
   metrics.nvccInstructions = countOf(member(member(reference, "sass"), "instructions"));
-  if (reference != nullptr) metrics.nvccSpillBytes = spillBytesOf(*reference);
+  metrics.nvccSpillBytes =
+      spillBytesOf(countOf(member(reference, "spill_store_bytes")), countOf(member(reference, "spill_load_bytes")));
 
   Ratios ratios = ratiosOf(metrics);
   metrics.registerRatio = geomean(ratios.registers);

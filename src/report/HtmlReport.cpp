@@ -205,18 +205,18 @@ void funnelSection(std::string &out, const ReportModel &model) {
   }
   const detail::FunnelCounts &total = model.funnelTotal;
   out += "<table class=\"bars\">\n<tbody>\n";
-  for (size_t i = 0; i < detail::kStages.size(); ++i) {
+  for (size_t i = 0; i < kFunnelStageCount; ++i) {
     double percent = total.total > 0 ? 100.0 * total.stages[i] / total.total : 0.0;
     out += fmt::format("<tr><th>{0}</th><td class=\"bar-cell\"><div class=\"bar s-{0}\" style=\"width:{1:.1f}%\">"
                        "</div></td><td class=\"num\">{2}</td></tr>\n",
-                       detail::kStages[i], percent, total.stages[i]);
+                       funnelStageName(static_cast<FunnelStage>(i)), percent, total.stages[i]);
   }
   out += "</tbody>\n</table>\n";
   out += fmt::format("<p class=\"note\">{} attempts, {} duplicate(s) among them (same PTX or SASS as an earlier "
                      "candidate), counted under the stage of their copied result.</p>\n",
                      total.total, total.duplicates);
   std::vector<std::string> header{"round"};
-  for (std::string_view stage : detail::kStages) header.emplace_back(stage);
+  for (size_t i = 0; i < kFunnelStageCount; ++i) header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
   header.emplace_back("duplicates");
   header.emplace_back("total");
   std::vector<std::vector<std::string>> rows;

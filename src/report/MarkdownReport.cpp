@@ -63,7 +63,7 @@ void funnelSection(std::string &out, const ReportModel &model) {
   out += "Where each attempt stopped. Duplicates (same PTX or SASS as an earlier candidate) are also counted "
          "under the stage of their copied result.\n\n";
   std::vector<std::string> header{"round"};
-  for (std::string_view stage : detail::kStages) header.emplace_back(stage);
+  for (size_t i = 0; i < kFunnelStageCount; ++i) header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
   header.emplace_back("duplicates");
   header.emplace_back("total");
   std::vector<std::vector<std::string>> rows;

@@ -1,9 +1,13 @@
-// Report: the funnel classification of one attempt and HTML escaping, the two
-// pieces of the report library that callers (the CLI, tests) use on their own.
+// Report: a stored result decoded into verify's types, the funnel
+// classification of one attempt, and escaping: the pieces of the report library
+// that callers (the CLI, eval's metrics, tests) use on their own.
 // The reports themselves are MarkdownReport.cpp and HtmlReport.cpp, both laid
 // out from ReportModel.
 #include "report/Report.h"
 
+#include "report/JsonRead.h"
+
+#include <array>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -12,54 +16,76 @@ namespace ptxforge::report {
 
 namespace {
 
-/// speedup_band of the benchmark with the slowest baseline (the largest
-/// shape), as verify::toJson writes it; none when absent or malformed.
-std::optional<std::pair<double, double>> headlineBand(const nlohmann::json &result) {
-  if (!result.is_object() || !result.contains("timing") || !result["timing"].is_array()) return std::nullopt;
-  const nlohmann::json *headline = nullptr;
-  double slowest = -1;
-  for (const nlohmann::json &timing : result["timing"]) {
-    if (!timing.is_object() || !timing.contains("baseline") || !timing["baseline"].is_object()) continue;
-    const nlohmann::json &median = timing["baseline"].contains("median_ms") ? timing["baseline"]["median_ms"]
-                                                                             : nlohmann::json(nullptr);
-    if (median.is_number() && median.get<double>() > slowest) {
-      slowest = median.get<double>();
-      headline = &timing;
-    }
-  }
-  if (!headline || !headline->contains("speedup_band")) return std::nullopt;
-  const nlohmann::json &band = (*headline)["speedup_band"];
-  if (!band.is_array() || band.size() != 2 || !band[0].is_number() || !band[1].is_number()) return std::nullopt;
-  return std::pair{band[0].get<double>(), band[1].get<double>()};
+constexpr std::array<const char *, kFunnelStageCount> kFunnelStageNames = {
+    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "on-par", "faster"};
+
+FunnelStage correctStage(const StoredResult &result) {
+  const std::optional<double> &speedup = result.record->speedup;
+  if (!speedup || std::isnan(*speedup)) return FunnelStage::Untimed;
+  // Judged by the noise band of the headline benchmark when there is one:
+  // a kernel is faster or slower only when the whole band says so.
+  const verify::BenchmarkReport *headline = result.check ? verify::headlineBenchmark(*result.check) : nullptr;
+  if (headline == nullptr) return *speedup >= 1.0 ? FunnelStage::Faster : FunnelStage::Slower;
+  if (headline->speedupLow > 1.0) return FunnelStage::Faster;
+  if (headline->speedupHigh < 1.0) return FunnelStage::Slower;
+  return FunnelStage::OnPar;
 }
 
 } // namespace
 
-std::string funnelStage(const store::AttemptRow &attempt) {
-  if (!attempt.completion || attempt.completion->status != "complete") return "no-completion";
+StoredResult decodeResult(const store::ResultRecord &record) {
+  StoredResult result;
+  result.record = &record;
+  result.verdict = verify::parseVerdict(record.verdict);
+  result.stage = verify::parseStage(record.stage);
+  if (Result<verify::CheckResult> check = verify::checkResultFromJson(record.result)) {
+    result.check = std::move(*check);
+    // The columns win over the document. Rows written before the gate had a
+    // not-verified verdict of its own hold `not-verified` in the column and
+    // `rejected` in the JSON; the column is what the solve loop decided.
+    if (result.verdict) result.check->verdict = *result.verdict;
+    if (result.stage) result.check->stage = *result.stage;
+  }
+  result.sassInstructions = read::countOf(read::member(read::member(record.result, "sass"), "instructions"));
+  return result;
+}
+
+const char *funnelStageName(FunnelStage stage) { return kFunnelStageNames[static_cast<size_t>(stage)]; }
+
+std::optional<FunnelStage> parseFunnelStage(std::string_view name) {
+  for (size_t i = 0; i < kFunnelStageCount; ++i)
+    if (name == kFunnelStageNames[i]) return static_cast<FunnelStage>(i);
+  return std::nullopt;
+}
+
+void to_json(nlohmann::json &json, FunnelStage stage) { json = funnelStageName(stage); }
+
+FunnelStage funnelStage(const store::AttemptRow &attempt, const StoredResult *result) {
+  if (!attempt.completion || attempt.completion->completionStatus() != store::CompletionStatus::Complete)
+    return FunnelStage::NoCompletion;
   // An empty module is what the store keeps when extraction failed.
   if (!attempt.candidate || !attempt.candidate->extractError.empty() || attempt.candidate->ptx.empty())
-    return "extract";
-  if (!attempt.result) return "unverified";
-  const std::string &verdict = attempt.result->verdict;
-  if (verdict == "no-ptx") return "extract";
-  if (verdict == "lint-error") return "lint";
-  if (verdict == "compile-error") return "compile";
-  if (verdict == "wrong" || verdict == "crashed" || verdict == "timeout" || verdict == "launch-error" ||
-      verdict == "rejected")
-    return "correctness";
-  if (verdict == "correct") {
-    const std::optional<double> &speedup = attempt.result->speedup;
-    if (!speedup || std::isnan(*speedup)) return "untimed";
-    // Judged by the noise band of the headline benchmark when there is one:
-    // a kernel is faster or slower only when the whole band says so.
-    std::optional<std::pair<double, double>> band = headlineBand(attempt.result->result);
-    if (!band) return *speedup >= 1.0 ? "faster" : "slower";
-    if (band->first > 1.0) return "faster";
-    if (band->second < 1.0) return "slower";
-    return "on-par";
+    return FunnelStage::Extract;
+  if (result == nullptr || !result->verdict) return FunnelStage::Unverified; // none yet, or unknown text
+  switch (*result->verdict) {
+  case verify::Verdict::NoPtx: return FunnelStage::Extract;
+  case verify::Verdict::LintError: return FunnelStage::Lint;
+  case verify::Verdict::CompileError: return FunnelStage::Compile;
+  case verify::Verdict::Wrong:
+  case verify::Verdict::Crashed:
+  case verify::Verdict::Timeout:
+  case verify::Verdict::LaunchError:
+  case verify::Verdict::Rejected: return FunnelStage::Correctness;
+  case verify::Verdict::NotVerified: return FunnelStage::Unverified;
+  case verify::Verdict::Correct: return correctStage(*result);
   }
-  return "unverified"; // a verdict this build does not know
+  return FunnelStage::Unverified;
+}
+
+FunnelStage funnelStage(const store::AttemptRow &attempt) {
+  if (!attempt.result) return funnelStage(attempt, nullptr);
+  StoredResult result = decodeResult(*attempt.result);
+  return funnelStage(attempt, &result);
 }
 
 std::string htmlEscape(std::string_view text) {

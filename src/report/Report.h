@@ -24,6 +24,11 @@
 #pragma once
 
 #include "store/Store.h"
+#include "verify/Check.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
 
 #include <string>
 #include <string_view>
@@ -39,34 +44,69 @@ namespace ptxforge::report {
 ///                          timing_ms: number|null}
 ///   summary["tokens"]     {prompt, completion}
 ///   summary["wall_s"], summary["stopped_because"]
-/// Each result's JSON is verify::toJson(CheckResult) plus "sass": SassCounts JSON|null.
-/// Missing keys are shown as "n/a", never invented; odd types count as missing,
-/// and neither report function throws.
+/// Each result's JSON is verify::toJson(CheckResult) plus "sass": SassCounts
+/// JSON|null; it is decoded once with verify::checkResultFromJson (decodeResult).
+/// Missing keys, odd types and a result document that does not decode are
+/// shown as "n/a", never invented, and neither report function throws.
 ///
 /// Per-round figures and the funnel come from the attempts themselves;
 /// summary["rounds"] only adds rows for rounds without a recorded attempt.
 /// The best kernel is the one summary["best"] names, else the fastest correct
 /// attempt (timed before untimed, earliest on a tie).
 
-/// Stage an attempt counts under in the funnel:
-///   "no-completion"  no completion, or its status is not "complete" (pending, error)
-///   "extract"        no candidate, an extract error, empty PTX, or verdict "no-ptx"
-///   "unverified"     a candidate without a result yet (or a verdict this build does not know)
-///   "lint"           verdict lint-error
-///   "compile"        verdict compile-error
-///   "correctness"    verdict wrong, crashed, timeout, launch-error or rejected
-///   "untimed"        correct without a speedup (the CPU emulator does not time)
-///   "slower"         correct, and even the top of the speedup's noise band
-///                    (verify's speedup_band of the largest shape) is below 1.0
-///   "on-par"         correct, with 1.0 inside the noise band
-///   "faster"         correct, and even the bottom of the noise band is above 1.0
-/// Without a band (an older result) the median speedup decides: >= 1.0 faster.
-/// A duplicate (candidate.duplicateOf set) carries a copy of its original's
-/// result and counts under that result's stage like any other; the funnel
-/// table counts duplicates in an extra column. A "skeleton" prompt without a
-/// candidate (the first half of the skeleton strategy) is no attempt of the
-/// funnel: the reports list it but do not count it.
-std::string funnelStage(const store::AttemptRow &attempt);
+/// A stored result read into verify's types once, at the boundary where the
+/// store's text becomes enums (the store sits below verify and keeps text).
+struct StoredResult {
+  const store::ResultRecord *record = nullptr;
+  /// The verdict and stage columns; none for text this build does not know.
+  std::optional<verify::Verdict> verdict;
+  std::optional<verify::Stage> stage;
+  /// The result JSON through verify::checkResultFromJson; none when it does
+  /// not decode (hand-edited, truncated). Its verdict and stage are the
+  /// columns' when those parse: one row never holds two verdicts.
+  std::optional<verify::CheckResult> check;
+  /// result["sass"]["instructions"] (solve stores the SASS counts beside the codec's document).
+  std::optional<int> sassInstructions;
+
+  bool is(verify::Verdict wanted) const { return verdict == wanted; }
+};
+
+StoredResult decodeResult(const store::ResultRecord &record);
+
+/// Where an attempt stopped, in the order a candidate meets the stages:
+///   NoCompletion  no completion, or its status is not complete (pending, error)
+///   Extract       no candidate, an extract error, empty PTX, or verdict no-ptx
+///   Lint          verdict lint-error
+///   Compile       verdict compile-error
+///   Correctness   verdict wrong, crashed, timeout, launch-error or rejected
+///   Unverified    a candidate without a result yet, verdict not-verified, or
+///                 a verdict this build does not know
+///   Untimed       correct without a speedup (the CPU emulator does not time)
+///   Slower        correct, and even the top of the speedup's noise band
+///                 (verify's headline benchmark) is below 1.0
+///   OnPar         correct, with 1.0 inside the noise band
+///   Faster        correct, and even the bottom of the noise band is above 1.0
+/// Without a band (a result that does not decode) the median speedup decides:
+/// >= 1.0 faster. A duplicate (candidate.duplicateOf set) carries a copy of its
+/// original's result and counts under that result's stage like any other; the
+/// funnel table counts duplicates in an extra column. A "skeleton" prompt
+/// without a candidate (the first half of the skeleton strategy) is no attempt
+/// of the funnel: the reports list it but do not count it.
+enum class FunnelStage { NoCompletion, Extract, Lint, Compile, Correctness, Unverified, Untimed, Slower, OnPar, Faster };
+inline constexpr size_t kFunnelStageCount = 10;
+
+/// The stable name ("no-completion", "on-par"); the one name table.
+const char *funnelStageName(FunnelStage stage);
+/// The inverse of funnelStageName; nullopt for any other text.
+std::optional<FunnelStage> parseFunnelStage(std::string_view name);
+/// JSON as the stage's name (ADL for nlohmann).
+void to_json(nlohmann::json &json, FunnelStage stage);
+
+/// The stage of `attempt` judged by `result` (its own decoded result, or for a
+/// duplicate recorded without one, its original's); null: no result.
+FunnelStage funnelStage(const store::AttemptRow &attempt, const StoredResult *result);
+/// The stage of `attempt` judged by its own result.
+FunnelStage funnelStage(const store::AttemptRow &attempt);
 
 /// GitHub-flavoured Markdown: tables, and the best PTX in a fence longer than
 /// any backtick run inside it.
@@ -77,7 +117,7 @@ std::string htmlReport(const store::RunData &data);
 /// Escapes &, <, >, " and ' for HTML text and attribute values.
 std::string htmlEscape(std::string_view text);
 
-// Building blocks the run report and the eval report (eval/EvalReport.h) share.
+// Building blocks the run report and the eval report (report/EvalReport.h) share.
 
 /// Escapes text for one line of Markdown (a table cell, a heading, a list
 /// item): HTML's &, <, > as entities, Markdown punctuation with backslashes,

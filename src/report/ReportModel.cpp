@@ -1,9 +1,12 @@
-// ReportModel: reads a RunData (records and their JSON) into the plain-text
-// figures both report formats show. Every JSON access goes through the
-// non-throwing helpers below: stored JSON may be partial, from an older build,
-// or hand-edited, and a report must still come out with "n/a" where it is odd.
+// ReportModel: reads a RunData into the plain-text figures both report formats
+// show. Each result is decoded once (report::decodeResult, verify's codec);
+// the run summary and the SASS counts, which have no codec, go through the
+// non-throwing readers of JsonRead.h. Stored JSON may be partial, from an
+// older build, or hand-edited, and a report must still come out with "n/a"
+// where it is odd.
 #include "report/ReportModel.h"
 
+#include "report/JsonRead.h"
 #include "report/Report.h"
 
 #include <fmt/format.h>
@@ -18,39 +21,12 @@ namespace ptxforge::report::detail {
 namespace {
 
 using nlohmann::json;
+using read::dumpCompact;
+using read::integerOf;
+using read::member;
+using read::numberOf;
 
 const std::string kNa(kNotAvailable);
-
-// ---------------------------------------------------------------------------
-// Non-throwing JSON access
-
-const json *member(const json *object, const char *key) {
-  if (object == nullptr || !object->is_object()) return nullptr;
-  auto it = object->find(key);
-  return it == object->end() ? nullptr : &*it;
-}
-
-const json *member(const json &object, const char *key) { return member(&object, key); }
-
-std::optional<double> numberOf(const json *value) {
-  if (value == nullptr || !value->is_number()) return std::nullopt;
-  double number = value->get<double>();
-  if (!std::isfinite(number)) return std::nullopt;
-  return number;
-}
-
-std::optional<int64_t> integerOf(const json *value) {
-  if (value == nullptr) return std::nullopt;
-  if (value->is_number_integer()) {
-    // Unsigned values above INT64_MAX are not ids or counts we wrote.
-    if (value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-    return value->get<int64_t>();
-  }
-  return std::nullopt;
-}
-
-/// Compact JSON; invalid UTF-8 in stored strings is replaced instead of throwing.
-std::string dumpCompact(const json &value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string numberText(double value) {
   if (!std::isfinite(value)) return kNa;
@@ -89,12 +65,6 @@ std::string objectText(const json &object) {
   return out;
 }
 
-/// A shape as the gate writes it ({"n": 1024}) in tasks::shapeToString's form.
-std::string shapeText(const json *shape) {
-  if (shape != nullptr && shape->is_object()) return "{" + objectText(*shape) + "}";
-  return textOf(shape);
-}
-
 /// One line, at most `limit` bytes, cut on a UTF-8 character boundary.
 std::string oneLine(std::string_view text, size_t limit) {
   std::string out;
@@ -119,11 +89,28 @@ bool isSkeletonStep(const store::AttemptRow &attempt) {
   return attempt.prompt.kind == "skeleton" && !attempt.candidate;
 }
 
-bool isCorrect(const store::AttemptRow &attempt) { return attempt.result && attempt.result->verdict == "correct"; }
+/// An attempt with its result decoded once and its funnel stage.
+struct Attempt {
+  const store::AttemptRow *row = nullptr;
+  std::optional<StoredResult> result;
+  FunnelStage stage = FunnelStage::Unverified;
 
-std::optional<double> timedSpeedup(const store::AttemptRow &attempt) {
-  if (!isCorrect(attempt) || !attempt.result->speedup || !std::isfinite(*attempt.result->speedup)) return std::nullopt;
-  return attempt.result->speedup;
+  bool correct() const { return result && result->is(verify::Verdict::Correct); }
+  std::optional<double> timedSpeedup() const {
+    if (!correct() || !result->record->speedup || !std::isfinite(*result->record->speedup)) return std::nullopt;
+    return result->record->speedup;
+  }
+};
+
+std::vector<Attempt> decodeAttempts(const store::RunData &data) {
+  std::vector<Attempt> attempts;
+  attempts.reserve(data.attempts.size());
+  for (const store::AttemptRow &row : data.attempts) {
+    Attempt attempt{&row, row.result ? std::optional(decodeResult(*row.result)) : std::nullopt};
+    attempt.stage = funnelStage(row, attempt.result ? &*attempt.result : nullptr);
+    attempts.push_back(std::move(attempt));
+  }
+  return attempts;
 }
 
 std::string bestText(const json &summary) {
@@ -167,21 +154,19 @@ void addRunFields(ReportModel &model, const store::RunData &data) {
   };
 }
 
-void addRounds(ReportModel &model, const store::RunData &data) {
+void addRounds(ReportModel &model, const store::RunData &data, const std::vector<Attempt> &attempts) {
   std::map<int, RoundRow> rounds;
-  for (const store::AttemptRow &attempt : data.attempts) {
-    RoundRow &row = rounds[attempt.prompt.round];
-    row.round = attempt.prompt.round;
-    if (isSkeletonStep(attempt)) continue;
+  for (const Attempt &attempt : attempts) {
+    RoundRow &row = rounds[attempt.row->prompt.round];
+    row.round = attempt.row->prompt.round;
+    if (isSkeletonStep(*attempt.row)) continue;
     ++row.attempts;
-    std::string stage = funnelStage(attempt);
-    size_t index = stageIndex(stage);
-    if (index < kStages.size()) ++row.funnel.stages[index];
+    ++row.funnel.stages[static_cast<size_t>(attempt.stage)];
     ++row.funnel.total;
-    if (attempt.candidate && attempt.candidate->duplicateOf) ++row.funnel.duplicates;
-    if (isCorrect(attempt)) ++row.correct;
-    if (stage == "untimed") model.anyUntimed = true;
-    if (std::optional<double> speedup = timedSpeedup(attempt))
+    if (attempt.row->candidate && attempt.row->candidate->duplicateOf) ++row.funnel.duplicates;
+    if (attempt.correct()) ++row.correct;
+    if (attempt.stage == FunnelStage::Untimed) model.anyUntimed = true;
+    if (std::optional<double> speedup = attempt.timedSpeedup())
       row.bestSpeedup = std::max(row.bestSpeedup.value_or(*speedup), *speedup);
   }
   // Rounds the summary knows but no attempt was recorded for (a round whose
@@ -204,7 +189,7 @@ void addRounds(ReportModel &model, const store::RunData &data) {
       model.anyTiming = true;
     }
     row.bestSoFar = bestSoFar;
-    for (size_t i = 0; i < kStages.size(); ++i) model.funnelTotal.stages[i] += row.funnel.stages[i];
+    for (size_t i = 0; i < kFunnelStageCount; ++i) model.funnelTotal.stages[i] += row.funnel.stages[i];
     model.funnelTotal.duplicates += row.funnel.duplicates;
     model.funnelTotal.total += row.funnel.total;
     model.rounds.push_back(row);
@@ -215,25 +200,21 @@ void addRounds(ReportModel &model, const store::RunData &data) {
     model.chartNote = model.anyUntimed ? "no timings (run on the CPU emulator)" : "no correct candidate was timed";
 }
 
-void addDiagnostics(ReportModel &model, const store::RunData &data) {
+void addDiagnostics(ReportModel &model, const std::vector<Attempt> &attempts) {
   std::map<std::string, DiagnosticRow> byCode;
-  for (const store::AttemptRow &attempt : data.attempts) {
-    if (!attempt.result || attempt.result->verdict == "correct") continue;
-    const json *diagnostics = member(attempt.result->result, "diagnostics");
-    if (diagnostics == nullptr || !diagnostics->is_array()) continue;
+  for (const Attempt &attempt : attempts) {
+    if (!attempt.result || !attempt.result->check || attempt.correct()) continue;
     std::set<std::string> seen;
-    for (const json &diagnostic : *diagnostics) {
-      const json *code = member(diagnostic, "code");
-      if (code == nullptr || !code->is_string() || code->get_ref<const std::string &>().empty()) continue;
-      const std::string &name = code->get_ref<const std::string &>();
-      DiagnosticRow &row = byCode[name];
+    for (const ptx::Diagnostic &diagnostic : attempt.result->check->diagnostics) {
+      if (diagnostic.code.empty()) continue;
+      DiagnosticRow &row = byCode[diagnostic.code];
       if (row.code.empty()) {
-        row.code = name;
-        row.severity = textOf(member(diagnostic, "severity"));
-        row.example = oneLine(textOf(member(diagnostic, "message")), kSummaryLimit);
+        row.code = diagnostic.code;
+        row.severity = ptx::severityName(diagnostic.severity);
+        row.example = oneLine(orNa(diagnostic.message), kSummaryLimit);
       }
       ++row.occurrences;
-      if (seen.insert(name).second) ++row.candidates;
+      if (seen.insert(diagnostic.code).second) ++row.candidates;
     }
   }
   for (auto &[code, row] : byCode) model.diagnostics.push_back(std::move(row));
@@ -248,7 +229,8 @@ void addDiagnostics(ReportModel &model, const store::RunData &data) {
 /// What the verdict column says of an attempt that has no result.
 std::string pendingVerdict(const store::AttemptRow &attempt) {
   if (!attempt.completion) return "no completion";
-  if (attempt.completion->status != "complete") return "completion " + orNa(attempt.completion->status);
+  if (attempt.completion->completionStatus() != store::CompletionStatus::Complete)
+    return "completion " + orNa(attempt.completion->status);
   if (isSkeletonStep(attempt)) return "skeleton";
   if (!attempt.candidate || !attempt.candidate->extractError.empty() || attempt.candidate->ptx.empty())
     return "no PTX";
@@ -266,8 +248,9 @@ std::string temperatureText(const std::optional<double> &temperature) {
   return temperature && std::isfinite(*temperature) ? fmt::format("{:g}", *temperature) : kNa;
 }
 
-void addAttempts(ReportModel &model, const store::RunData &data) {
-  for (const store::AttemptRow &attempt : data.attempts) {
+void addAttempts(ReportModel &model, const std::vector<Attempt> &decoded) {
+  for (const Attempt &entry : decoded) {
+    const store::AttemptRow &attempt = *entry.row;
     AttemptLine line;
     line.round = std::to_string(attempt.prompt.round);
     line.slot = std::to_string(attempt.prompt.slot);
@@ -275,7 +258,7 @@ void addAttempts(ReportModel &model, const store::RunData &data) {
     line.tendency = orNa(attempt.prompt.tendency);
     line.temperature = temperatureText(attempt.prompt.temperature);
     line.candidate = candidateText(attempt);
-    line.stage = isSkeletonStep(attempt) ? "skeleton" : funnelStage(attempt);
+    line.stage = isSkeletonStep(attempt) ? "skeleton" : funnelStageName(entry.stage);
     std::string summary;
     if (attempt.result) {
       line.verdict = orNa(attempt.result->verdict);
@@ -299,19 +282,15 @@ void addAttempts(ReportModel &model, const store::RunData &data) {
 /// The best attempt: the one summary["best"] names, else the fastest correct
 /// one (a timed one before an untimed one; the earliest on a tie, so an
 /// original wins over its duplicates).
-const store::AttemptRow *findBest(const store::RunData &data) {
+const Attempt *findBest(const store::RunData &data, const std::vector<Attempt> &attempts) {
   if (std::optional<int64_t> id = integerOf(member(member(data.run.summary, "best"), "candidate_id")))
-    for (const store::AttemptRow &attempt : data.attempts)
-      if (attempt.candidate && attempt.candidate->id == *id) return &attempt;
-  const store::AttemptRow *best = nullptr;
-  for (const store::AttemptRow &attempt : data.attempts) {
-    if (!isCorrect(attempt)) continue;
-    if (best == nullptr) {
-      best = &attempt;
-      continue;
-    }
-    std::optional<double> speedup = timedSpeedup(attempt), bestSpeedup = timedSpeedup(*best);
-    if (speedup && (!bestSpeedup || *speedup > *bestSpeedup)) best = &attempt;
+    for (const Attempt &attempt : attempts)
+      if (attempt.row->candidate && attempt.row->candidate->id == *id) return &attempt;
+  const Attempt *best = nullptr;
+  for (const Attempt &attempt : attempts) {
+    if (!attempt.correct()) continue;
+    std::optional<double> speedup = attempt.timedSpeedup();
+    if (best == nullptr || (speedup && (!best->timedSpeedup() || *speedup > *best->timedSpeedup()))) best = &attempt;
   }
   return best;
 }
@@ -342,113 +321,106 @@ std::string msText(const json *value) {
   return ms ? formatMs(*ms) : kNa;
 }
 
-/// Median of one side of a timing entry: "median_ms" as the gate writes it,
-/// "median" as older results did.
-const json *medianOf(const json *stats) {
-  const json *median = member(stats, "median_ms");
-  return median != nullptr ? median : member(stats, "median");
+std::string bandText(const verify::TimingStats &stats) {
+  if (!std::isfinite(stats.p10) || !std::isfinite(stats.p90)) return kNa;
+  return formatMs(stats.p10) + "–" + formatMs(stats.p90);
 }
 
-std::string bandText(const json *stats) {
-  const json *p10 = member(stats, "p10_ms");
-  const json *p90 = member(stats, "p90_ms");
-  if (p10 == nullptr) p10 = member(stats, "p10");
-  if (p90 == nullptr) p90 = member(stats, "p90");
-  std::optional<double> low = numberOf(p10), high = numberOf(p90);
-  if (!low || !high) return kNa;
-  return formatMs(*low) + "–" + formatMs(*high);
-}
-
-std::string rateText(const json *candidate, const json *baseline) {
-  std::optional<double> mine = numberOf(candidate), theirs = numberOf(baseline);
-  if (!mine) return kNa;
+std::string rateText(const std::optional<double> &mine, const std::optional<double> &theirs) {
+  if (!mine || !std::isfinite(*mine)) return kNa;
   std::string text = fmt::format("{:.1f}", *mine);
-  if (theirs) text += fmt::format(" (nvcc {:.1f})", *theirs);
+  if (theirs && std::isfinite(*theirs)) text += fmt::format(" (nvcc {:.1f})", *theirs);
   return text;
 }
 
-TimingRow timingRow(const json &entry) {
-  const json *candidate = member(entry, "candidate");
-  const json *baseline = member(entry, "baseline");
+TimingRow timingRow(const verify::BenchmarkReport &benchmark) {
   TimingRow row;
-  row.shape = shapeText(member(entry, "shape"));
-  row.candidateMedian = msText(medianOf(candidate));
-  row.candidateBand = bandText(candidate);
-  row.baselineMedian = msText(medianOf(baseline));
-  row.baselineBand = bandText(baseline);
-  row.speedup = formatSpeedup(numberOf(member(entry, "speedup")));
-  row.speedupBand = kNa;
-  if (const json *band = member(entry, "speedup_band"); band != nullptr && band->is_array() && band->size() == 2) {
-    std::optional<double> low = numberOf(&(*band)[0]), high = numberOf(&(*band)[1]);
-    if (low && high) row.speedupBand = fmt::format("{:.2f}–{:.2f}x", *low, *high);
-  }
-  row.gflops = rateText(member(entry, "gflops"), member(entry, "baseline_gflops"));
-  row.gbps = rateText(member(entry, "gbps"), member(entry, "baseline_gbps"));
+  row.shape = tasks::shapeToString(benchmark.shape);
+  row.candidateMedian = formatMs(benchmark.candidate.median);
+  row.candidateBand = bandText(benchmark.candidate);
+  row.baselineMedian = formatMs(benchmark.baseline.median);
+  row.baselineBand = bandText(benchmark.baseline);
+  row.speedup = formatSpeedup(benchmark.speedup);
+  row.speedupBand = std::isfinite(benchmark.speedupLow) && std::isfinite(benchmark.speedupHigh)
+                        ? fmt::format("{:.2f}–{:.2f}x", benchmark.speedupLow, benchmark.speedupHigh)
+                        : kNa;
+  row.gflops = rateText(benchmark.gflops, benchmark.baselineGflops);
+  row.gbps = rateText(benchmark.gbps, benchmark.baselineGbps);
   return row;
 }
 
-/// The timing entry the recorded speedup came from (the last one when none matches).
-const json *timedEntry(const json *timing, std::optional<double> speedup) {
-  if (timing == nullptr || !timing->is_array() || timing->empty()) return nullptr;
+/// The benchmark the recorded speedup came from (the last one when none matches).
+const verify::BenchmarkReport *timedBenchmark(const std::vector<verify::BenchmarkReport> &benchmarks,
+                                              std::optional<double> speedup) {
+  if (benchmarks.empty()) return nullptr;
   if (speedup)
-    for (const json &entry : *timing)
-      if (std::optional<double> value = numberOf(member(entry, "speedup"));
-          value && std::fabs(*value - *speedup) <= 1e-9 * std::max(1.0, std::fabs(*speedup)))
-        return &entry;
-  return &timing->back();
+    for (const verify::BenchmarkReport &benchmark : benchmarks)
+      if (std::fabs(benchmark.speedup - *speedup) <= 1e-9 * std::max(1.0, std::fabs(*speedup))) return &benchmark;
+  return &benchmarks.back();
 }
 
-void addBest(ReportModel &model, const store::RunData &data) {
-  const store::AttemptRow *attempt = findBest(data);
-  if (attempt == nullptr || !attempt->candidate) {
+std::string countText(std::optional<int> count) { return count ? std::to_string(*count) : kNa; }
+
+void addBest(ReportModel &model, const store::RunData &data, const std::vector<Attempt> &attempts) {
+  const Attempt *found = findBest(data, attempts);
+  if (found == nullptr || !found->row->candidate) {
     model.noBestNote = data.attempts.empty() ? "no candidates" : "no correct candidate";
     return;
   }
-  const store::CandidateRecord &candidate = *attempt->candidate;
+  const store::AttemptRow &attempt = *found->row;
+  const store::CandidateRecord &candidate = *attempt.candidate;
+  const store::ResultRecord *record = found->result ? found->result->record : nullptr;
+  const verify::CheckResult *check = found->result && found->result->check ? &*found->result->check : nullptr;
   static const json kEmpty = json::object();
-  const json &result = attempt->result ? attempt->result->result : kEmpty;
-  const json *resources = member(result, "resources");
-  const json *sass = member(result, "sass");
-  const json *provenance = member(result, "provenance");
+  const json *sass = member(record ? record->result : kEmpty, "sass");
   const json *reference = member(data.run.summary, "reference");
   const json *referenceSass = member(reference, "sass");
 
   BestKernel best;
-  best.title = fmt::format("candidate #{} (round {}, slot {})", candidate.id, attempt->prompt.round,
-                           attempt->prompt.slot);
-  std::optional<double> speedup = attempt->result ? attempt->result->speedup : std::nullopt;
+  best.title = fmt::format("candidate #{} (round {}, slot {})", candidate.id, attempt.prompt.round,
+                           attempt.prompt.slot);
+  std::optional<double> speedup = record ? record->speedup : std::nullopt;
+  auto orNaText = [](const std::string &text) { return text.empty() ? kNa : text; };
+  std::string compiler = check && check->compile ? check->compile->toolVersion : "";
   best.facts = {
-      {"verdict", attempt->result ? orNa(attempt->result->verdict) : pendingVerdict(*attempt)},
+      {"verdict", record ? orNa(record->verdict) : pendingVerdict(attempt)},
       {"speedup over nvcc", formatSpeedup(speedup)},
-      {"stage reached", attempt->result ? orNa(attempt->result->stage) : kNa},
-      {"summary", attempt->result ? orNa(oneLine(attempt->result->summary, 4 * kSummaryLimit)) : kNa},
-      {"prompt", fmt::format("{}, tendency {}, temperature {}", orNa(attempt->prompt.kind),
-                             orNa(attempt->prompt.tendency), temperatureText(attempt->prompt.temperature))},
-      {"device", fmt::format("{} ({})", textOf(member(provenance, "device")), textOf(member(provenance, "arch")))},
-      {"compiler", textOf(member(provenance, "compiler"))},
-      {"reference compiler", textOf(member(provenance, "reference_compiler"))},
-      {"seed", textOf(member(provenance, "seed"))},
+      {"stage reached", record ? orNa(record->stage) : kNa},
+      {"summary", record ? orNa(oneLine(record->summary, 4 * kSummaryLimit)) : kNa},
+      {"prompt", fmt::format("{}, tendency {}, temperature {}", orNa(attempt.prompt.kind),
+                             orNa(attempt.prompt.tendency), temperatureText(attempt.prompt.temperature))},
+      {"device", check ? fmt::format("{} ({})", orNaText(check->device), orNaText(check->arch)) : kNa},
+      {"compiler", orNaText(compiler)},
+      {"reference compiler", check ? orNaText(check->referenceCompiler) : kNa},
+      {"seed", check ? std::to_string(check->seed) : kNa},
   };
   if (candidate.duplicateOf) best.facts.push_back({"duplicate of", fmt::format("#{}", *candidate.duplicateOf)});
 
+  // Resources as ptxas reported them; none when it did not (known == false).
+  const toolchain::ResourceUsage *resources =
+      check && check->compile && check->compile->resources.known ? &check->compile->resources : nullptr;
+  auto resource = [&](int toolchain::ResourceUsage::*field) {
+    return resources ? countText(std::optional<int>(resources->*field)) : kNa;
+  };
   // Registers: ptxas's count, else the driver's, else the result row's column.
-  std::string registers = countText(member(resources, "registers"));
-  if (registers == kNa) registers = countText(member(member(result, "kernel"), "registers"));
-  if (registers == kNa && attempt->result && attempt->result->registers)
-    registers = std::to_string(*attempt->result->registers);
+  std::string registers = resource(&toolchain::ResourceUsage::registers);
+  if (registers == kNa && check && check->kernel) registers = std::to_string(check->kernel->registerCount);
+  if (registers == kNa && record && record->registers) registers = std::to_string(*record->registers);
 
-  const json *timing = member(result, "timing");
-  const json *entry = timedEntry(timing, speedup);
+  static const std::vector<verify::BenchmarkReport> kNoBenchmarks;
+  const std::vector<verify::BenchmarkReport> &benchmarks = check ? check->benchmarks : kNoBenchmarks;
+  const verify::BenchmarkReport *timed = timedBenchmark(benchmarks, speedup);
   best.resources = {
       {"registers", registers, countText(member(reference, "registers"))},
-      {"spill stores (bytes)", countText(member(resources, "spill_store_bytes")),
+      {"spill stores (bytes)", resource(&toolchain::ResourceUsage::spillStoreBytes),
        countText(member(reference, "spill_store_bytes"))},
-      {"spill loads (bytes)", countText(member(resources, "spill_load_bytes")),
+      {"spill loads (bytes)", resource(&toolchain::ResourceUsage::spillLoadBytes),
        countText(member(reference, "spill_load_bytes"))},
-      {"shared memory (bytes)", countText(member(resources, "shared_bytes")),
+      {"shared memory (bytes)", resource(&toolchain::ResourceUsage::sharedBytes),
        countText(member(reference, "shared_bytes"))},
-      {"stack frame (bytes)", countText(member(resources, "stack_bytes")), countText(member(reference, "stack_bytes"))},
-      {"barriers (ptxas)", countText(member(resources, "barriers")), countText(member(reference, "barriers"))},
+      {"stack frame (bytes)", resource(&toolchain::ResourceUsage::stackFrameBytes),
+       countText(member(reference, "stack_bytes"))},
+      {"barriers (ptxas)", resource(&toolchain::ResourceUsage::barriers), countText(member(reference, "barriers"))},
       {"SASS instructions", countText(member(sass, "instructions")), countText(member(referenceSass, "instructions"))},
       {"FFMA", countText(member(sass, "ffma")), countText(member(referenceSass, "ffma"))},
       {"tensor-core ops", countText(member(sass, "tensor_core_ops")),
@@ -460,11 +432,9 @@ void addBest(ReportModel &model, const store::RunData &data) {
       {"LDL / STL", pairText(member(sass, "spill_loads"), member(sass, "spill_stores")),
        pairText(member(referenceSass, "spill_loads"), member(referenceSass, "spill_stores"))},
       {"BAR instructions", countText(member(sass, "barriers")), countText(member(referenceSass, "barriers"))},
-      {"median time (ms)", entry ? msText(medianOf(member(entry, "candidate"))) : kNa,
-       msText(member(reference, "timing_ms"))},
+      {"median time (ms)", timed ? formatMs(timed->candidate.median) : kNa, msText(member(reference, "timing_ms"))},
   };
-  if (timing != nullptr && timing->is_array())
-    for (const json &timingEntry : *timing) best.timings.push_back(timingRow(timingEntry));
+  for (const verify::BenchmarkReport &benchmark : benchmarks) best.timings.push_back(timingRow(benchmark));
   best.ptx = candidate.ptx;
   model.best = std::move(best);
 }
@@ -477,10 +447,6 @@ std::vector<std::string> funnelCells(std::string label, const FunnelCounts &coun
   cells.push_back(std::to_string(counts.duplicates));
   cells.push_back(std::to_string(counts.total));
   return cells;
-}
-
-size_t stageIndex(std::string_view stage) {
-  return static_cast<size_t>(std::find(kStages.begin(), kStages.end(), stage) - kStages.begin());
 }
 
 std::string formatSpeedup(std::optional<double> speedup) {
@@ -499,10 +465,11 @@ ReportModel buildModel(const store::RunData &data) {
   ReportModel model;
   model.title = fmt::format("ptxforge run #{}: {}", data.run.id, orNa(data.run.task));
   addRunFields(model, data);
-  addRounds(model, data);
-  addDiagnostics(model, data);
-  addAttempts(model, data);
-  addBest(model, data);
+  std::vector<Attempt> attempts = decodeAttempts(data);
+  addRounds(model, data, attempts);
+  addDiagnostics(model, attempts);
+  addAttempts(model, attempts);
+  addBest(model, data, attempts);
   return model;
 }
 

@@ -4,6 +4,7 @@
 // Internal to the report library.
 #pragma once
 
+#include "report/Report.h"
 #include "store/Store.h"
 
 #include <nlohmann/json.hpp>
@@ -19,15 +20,8 @@ namespace ptxforge::report::detail {
 /// What the report prints for anything that is missing or of an odd type.
 inline constexpr std::string_view kNotAvailable = "n/a";
 
-/// The funnel's stages in the order a candidate meets them (funnelStage's names).
-inline constexpr std::array<std::string_view, 10> kStages = {
-    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "on-par", "faster"};
-
-/// Index of `stage` in kStages; kStages.size() when it is not one.
-size_t stageIndex(std::string_view stage);
-
 struct FunnelCounts {
-  std::array<int, kStages.size()> stages{};
+  std::array<int, kFunnelStageCount> stages{}; ///< indexed by FunnelStage
   int duplicates = 0; ///< attempts whose candidate is a duplicate (also counted under their stage)
   int total = 0;
 };
@@ -97,7 +91,7 @@ inline constexpr size_t kTopDiagnostics = 10;
 /// Builds the model; never throws on odd or missing JSON.
 ReportModel buildModel(const store::RunData &data);
 
-/// One row of the funnel table: the label, each stage's count in kStages
+/// One row of the funnel table: the label, each stage's count in FunnelStage
 /// order, the duplicates and the total.
 std::vector<std::string> funnelCells(std::string label, const FunnelCounts &counts);
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <array>
 #include <cstddef>
 #include <ctime>
 #include <limits>
@@ -18,6 +19,17 @@
 namespace ptxforge::store {
 
 namespace {
+
+constexpr std::array<std::string_view, 6> kRunStatusNames = {"running", "done",   "pending",
+                                                              "interrupted", "budget", "failed"};
+constexpr std::array<std::string_view, 3> kCompletionStatusNames = {"complete", "pending", "error"};
+
+template <typename Enum, size_t N>
+std::optional<Enum> parseName(const std::array<std::string_view, N> &names, std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<Enum>(i);
+  return std::nullopt;
+}
 
 constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 10000;
@@ -801,11 +813,11 @@ Result<int64_t> Store::createEval(const EvalRecord &record) {
   return static_cast<int64_t>(sqlite3_last_insert_rowid(impl_->db.get()));
 }
 
-Result<void> Store::updateEval(int64_t evalId, const std::string &status, const nlohmann::json &metrics) {
+Result<void> Store::updateEval(int64_t evalId, RunStatus status, const nlohmann::json &metrics) {
   std::lock_guard lock(impl_->mutex);
   auto updated = impl_->execute("updating an eval",
-                                "UPDATE evals SET status = ?, metrics = ?, updated_at = ? WHERE id = ?", status,
-                                dumpJson(metrics), utcNow(), evalId);
+                                "UPDATE evals SET status = ?, metrics = ?, updated_at = ? WHERE id = ?",
+                                runStatusName(status), dumpJson(metrics), utcNow(), evalId);
   if (!updated)
     return updated.error();
   if (sqlite3_changes(impl_->db.get()) == 0)
@@ -871,6 +883,15 @@ Result<std::vector<EvalRun>> Store::evalRuns(int64_t evalId) {
     runs.push_back({statement->integer(0), statement->text(1), statement->int64(2)});
   }
   return runs;
+}
+
+const char *runStatusName(RunStatus status) { return kRunStatusNames[static_cast<size_t>(status)].data(); }
+std::optional<RunStatus> parseRunStatus(std::string_view name) { return parseName<RunStatus>(kRunStatusNames, name); }
+const char *completionStatusName(CompletionStatus status) {
+  return kCompletionStatusNames[static_cast<size_t>(status)].data();
+}
+std::optional<CompletionStatus> parseCompletionStatus(std::string_view name) {
+  return parseName<CompletionStatus>(kCompletionStatusNames, name);
 }
 
 std::string utcNow() {

@@ -35,9 +35,35 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptxforge::store {
+
+/// Where a run (or an eval) stands; stored as its name in the status column.
+/// Records keep the stored text (the solve loop still writes names) and parse
+/// it through the typed accessors below, once, where a decision depends on it.
+enum class RunStatus {
+  Running,     ///< "running"
+  Done,        ///< "done"
+  Pending,     ///< "pending": batch requests written, waiting for results
+  Interrupted, ///< "interrupted"
+  Budget,      ///< "budget": a budget ended it
+  Failed,      ///< "failed"
+};
+/// The stored name; the one name table.
+const char *runStatusName(RunStatus status);
+/// The inverse of runStatusName; nullopt for any other text.
+std::optional<RunStatus> parseRunStatus(std::string_view name);
+
+/// What came back for a prompt; stored as its name in completions.status.
+enum class CompletionStatus {
+  Complete, ///< "complete": the model's answer is in `text`
+  Pending,  ///< "pending": a batch request, not answered yet
+  Error,    ///< "error": the backend failed, `error` says why
+};
+const char *completionStatusName(CompletionStatus status);
+std::optional<CompletionStatus> parseCompletionStatus(std::string_view name);
 
 /// One solve run.
 struct RunRecord {
@@ -46,9 +72,9 @@ struct RunRecord {
   std::string task;
   std::string model;       ///< the backend spec as given: "openai:gpt-4o", "exec:./model.py"
   std::string strategies;  ///< "zero-shot,spec"
-  /// "running", "done", "pending" (batch requests written, waiting for results),
-  /// "interrupted", "budget" (a budget ended it), "failed".
-  std::string status = "running";
+  std::string status = runStatusName(RunStatus::Running); ///< runStatusName
+  /// The status parsed; none for text this build does not know.
+  std::optional<RunStatus> runStatus() const { return parseRunStatus(status); }
   nlohmann::json parameters = nlohmann::json::object(); ///< rounds, candidates, temperatures, tendencies, budgets, seed
   nlohmann::json provenance = nlohmann::json::object(); ///< tool versions, device, executor, arch, ptxforge version
   nlohmann::json summary = nlohmann::json::object();    ///< best candidate, per-round figures, reference resources
@@ -76,7 +102,8 @@ struct PromptRecord {
 struct CompletionRecord {
   int64_t id = 0;
   int64_t promptId = 0;
-  std::string status;  ///< "complete", "pending", "error"
+  std::string status; ///< completionStatusName
+  std::optional<CompletionStatus> completionStatus() const { return parseCompletionStatus(status); }
   std::string text;    ///< the model's answer ("" unless complete)
   std::string error;   ///< the backend's message when status is "error"
   nlohmann::json meta = nlohmann::json::object(); ///< usage, latency_ms, finish_reason, model, backend, attempts
@@ -99,8 +126,11 @@ struct CandidateRecord {
 
 struct ResultRecord {
   int64_t candidateId = 0;
-  std::string verdict;      ///< verify::verdictName, or "no-ptx" when extraction failed
-  std::string stage;        ///< lint, compile, execute, benchmark, done, extract
+  // Text, as verify::verdictName and verify::stageName write it: the store sits
+  // below verify (it depends on SQLite only), so report and eval parse these
+  // once, with verify::parseVerdict / parseStage (report::decodeResult).
+  std::string verdict;      ///< "correct", "lint-error", "no-ptx", "not-verified", ...
+  std::string stage;        ///< "extract", "lint", "compile", "execute", "benchmark", "done"
   std::string summary;
   std::optional<double> speedup; ///< median speedup over nvcc on the timed shape; none when not timed
   std::optional<int> registers;
@@ -123,7 +153,8 @@ struct EvalRecord {
   std::string model;        ///< the backend spec as given
   std::string suite;        ///< "core", "L1", "vector_add,relu", ...
   std::string suiteVersion; ///< "core@1a2b3c4d5e6f": the suite's name and a hash of its task files
-  std::string status = "running"; ///< as RunRecord::status
+  std::string status = runStatusName(RunStatus::Running); ///< runStatusName
+  std::optional<RunStatus> runStatus() const { return parseRunStatus(status); }
   nlohmann::json parameters = nlohmann::json::object();
   nlohmann::json provenance = nlohmann::json::object();
   nlohmann::json metrics = nlohmann::json::object(); ///< eval::toJson(EvalMetrics) once scored
@@ -162,6 +193,10 @@ public:
   Result<int64_t> createRun(const RunRecord &run);
   /// Sets status, summary and updated_at.
   Result<void> updateRun(int64_t runId, const std::string &status, const nlohmann::json &summary);
+  /// Sets status, summary and updated_at.
+  Result<void> updateRun(int64_t runId, RunStatus status, const nlohmann::json &summary) {
+    return updateRun(runId, std::string(runStatusName(status)), summary);
+  }
   /// NotFound-style Error (ErrorKind::InvalidInput) "no run N in PATH" when absent.
   Result<RunRecord> run(int64_t runId);
   /// Newest first; `limit` 0 means all.
@@ -197,7 +232,7 @@ public:
   // Evals.
   Result<int64_t> createEval(const EvalRecord &record);
   /// Sets status, metrics and updated_at; InvalidInput "no eval N in PATH" when absent.
-  Result<void> updateEval(int64_t evalId, const std::string &status, const nlohmann::json &metrics);
+  Result<void> updateEval(int64_t evalId, RunStatus status, const nlohmann::json &metrics);
   Result<EvalRecord> evalRecord(int64_t evalId);
   /// Newest first; `limit` 0 means all.
   Result<std::vector<EvalRecord>> evals(size_t limit = 0);
@@ -219,3 +254,4 @@ private:
 std::string utcNow();
 
 } // namespace ptxforge::store
+

@@ -3,6 +3,7 @@
 // field per task, per level and overall, the JSON keys, and stored records
 // that are odd or broken.
 #include "eval/Metrics.h"
+#include "verify/Check.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -146,19 +147,24 @@ int64_t addAttempt(RunData &run, const AttemptSpec &spec) {
       result.stage = "execute";
     result.speedup = spec.speedupValue;
     result.registers = spec.registerCount;
-    json diagnostics = json::array();
+    // Written as the solve loop writes it: verify::toJson of a CheckResult plus
+    // "sass". Older rows held "rejected" in the JSON where the column says
+    // not-verified; the column wins.
+    verify::CheckResult check;
+    check.verdict = verify::parseVerdict(spec.verdict == "not-verified" ? "rejected" : spec.verdict)
+                        .value_or(verify::Verdict::NotVerified);
+    check.stage = verify::parseStage(result.stage).value_or(verify::Stage::Execute);
     for (const std::string &code : spec.diagnosticCodes)
-      diagnostics.push_back({{"code", code}, {"severity", "error"}, {"line", 1}, {"message", "m"}});
-    json resources = nullptr;
-    if (spec.registerCount)
-      resources = {{"registers", *spec.registerCount}, {"spill_store_bytes", spec.spillStoreBytes},
-                   {"spill_load_bytes", spec.spillLoadBytes}, {"known", true}};
-    result.result = {{"verdict", spec.verdict == "not-verified" ? "rejected" : spec.verdict},
-                     {"stage", result.stage},
-                     {"diagnostics", diagnostics},
-                     {"resources", resources},
-                     {"timing", json::array()},
-                     {"sass", spec.sassInstructions ? json{{"instructions", *spec.sassInstructions}} : json(nullptr)}};
+      check.diagnostics.push_back({code, ptx::Severity::Error, 1, 0, "m", ""});
+    if (spec.registerCount) {
+      check.compile = toolchain::CompileResult{};
+      check.compile->resources.known = true;
+      check.compile->resources.registers = *spec.registerCount;
+      check.compile->resources.spillStoreBytes = spec.spillStoreBytes;
+      check.compile->resources.spillLoadBytes = spec.spillLoadBytes;
+    }
+    result.result = verify::toJson(check);
+    result.result["sass"] = spec.sassInstructions ? json{{"instructions", *spec.sassInstructions}} : json(nullptr);
     row.result = std::move(result);
   }
   int64_t id = row.candidate->id;

@@ -2,6 +2,7 @@
 // chart, the best kernel's tables, escaping of hostile stored text, and runs
 // with missing or odd JSON.
 #include "report/Report.h"
+#include "verify/Check.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -57,38 +58,55 @@ AttemptRow completed(int round, int slot, int64_t candidateId, const std::string
   return row;
 }
 
-json diagnostic(const std::string &code, const std::string &message) {
-  return {{"code", code}, {"severity", "error"}, {"line", 4}, {"column", 3}, {"message", message}, {"hint", ""}};
+ptx::Diagnostic diagnostic(const std::string &code, const std::string &message) {
+  return {code, ptx::Severity::Error, 4, 3, message, ""};
+}
+
+verify::BenchmarkReport benchmark(double baselineMs, double bandLow, double bandHigh) {
+  verify::BenchmarkReport b;
+  b.shapeIndex = 1;
+  b.shape = {{"n", 1048576}};
+  b.baseline = {baselineMs, 0.0124, 0.0127, 0.0120, 0.0130, 50};
+  b.speedupLow = bandLow;
+  b.speedupHigh = bandHigh;
+  return b;
+}
+
+/// The "timing" array verify::toJson writes for these benchmarks.
+json timingJson(std::vector<verify::BenchmarkReport> benchmarks) {
+  verify::CheckResult result;
+  result.benchmarks = std::move(benchmarks);
+  return verify::toJson(result)["timing"];
 }
 
 json timing(double candidateMs, double baselineMs) {
-  return json::array({{{"shape_index", 1},
-                       {"shape", {{"n", 1048576}}},
-                       {"candidate", {{"median_ms", candidateMs}, {"p10_ms", 0.0081}, {"p90_ms", 0.0085}}},
-                       {"baseline", {{"median_ms", baselineMs}, {"p10_ms", 0.0124}, {"p90_ms", 0.0127}}},
-                       {"speedup", baselineMs / candidateMs},
-                       {"speedup_band", {1.46, 1.57}},
-                       {"gflops", nullptr},
-                       {"gbps", 1510.2},
-                       {"baseline_gbps", 1006.8}}});
+  verify::BenchmarkReport b = benchmark(baselineMs, 1.46, 1.57);
+  b.candidate = {candidateMs, 0.0081, 0.0085, 0.0080, 0.0086, 50};
+  b.speedup = baselineMs / candidateMs;
+  b.gbps = 1510.2;
+  b.baselineGbps = 1006.8;
+  return timingJson({b});
 }
 
+/// A result as the solve loop stores it: verify::toJson of a CheckResult plus "sass".
 void setResult(AttemptRow &row, const std::string &verdict, std::optional<double> speedup,
-               json diagnostics = json::array(), const std::string &summary = "") {
+               std::vector<ptx::Diagnostic> diagnostics = {}, const std::string &summary = "") {
+  verify::CheckResult check;
+  check.verdict = verify::parseVerdict(verdict).value_or(verify::Verdict::NotVerified);
+  check.stage = verdict == "correct" ? verify::Stage::Done : verify::Stage::Execute;
+  check.summary = summary.empty() ? verdict : summary;
+  check.diagnostics = std::move(diagnostics);
   row.result = store::ResultRecord{};
   row.result->candidateId = row.candidate->id;
-  row.result->verdict = verdict;
-  row.result->stage = verdict == "correct" ? "done" : "execute";
-  row.result->summary = summary.empty() ? verdict : summary;
+  row.result->verdict = verdict; // the column keeps text this build may not know
+  row.result->stage = verify::stageName(check.stage);
+  row.result->summary = check.summary;
   row.result->speedup = speedup;
-  row.result->result = {{"verdict", verdict},
-                        {"stage", row.result->stage},
-                        {"summary", row.result->summary},
-                        {"diagnostics", std::move(diagnostics)},
-                        {"resources", nullptr},
-                        {"timing", json::array()},
-                        {"sass", nullptr}};
+  row.result->result = verify::toJson(check);
+  row.result->result["sass"] = nullptr;
 }
+
+std::string stageOf(const AttemptRow &row) { return funnelStageName(funnelStage(row)); }
 
 /// Three rounds of four slots: every way an attempt can end.
 ///   round 1: correct 0.80x, no completion, no PTX, lint error
@@ -125,24 +143,27 @@ RunData sampleRun() {
   a.push_back(completed(2, 0, 4, ".version 8.0 // compile", "repair"));
   setResult(a.back(), "compile-error", std::nullopt, {diagnostic("ptxas-error", "ptxas fatal")});
   a.push_back(completed(2, 1, 5, ".version 8.0 // wrong", "repair"));
-  setResult(a.back(), "wrong", std::nullopt, json::array(), kHostileSummary);
+  setResult(a.back(), "wrong", std::nullopt, {}, kHostileSummary);
   a.push_back(completed(2, 2, 6, ".version 8.0 // lint again", "repair"));
   setResult(a.back(), "lint-error", std::nullopt, {diagnostic("undeclared-register", "%r3 is not declared")});
   a.push_back(completed(2, 3, 7, ".version 8.0 // crash", "repair"));
-  setResult(a.back(), "crashed", std::nullopt, json::array(), "a | b\nc");
+  setResult(a.back(), "crashed", std::nullopt, {}, "a | b\nc");
   // Round 3.
   a.push_back(completed(3, 0, 8, kHostilePtx, "optimize"));
   setResult(a.back(), "correct", 1.5);
   a.back().result->registers = 30;
   json &best = a.back().result->result;
   best["resources"] = {{"registers", 30},   {"spill_store_bytes", 0}, {"spill_load_bytes", 0}, {"stack_bytes", 0},
-                       {"shared_bytes", 0}, {"local_bytes", 0},       {"barriers", 0},         {"compile_ms", 12.5}};
+                       {"shared_bytes", 0}, {"local_bytes", 0},       {"barriers", 0},         {"compile_ms", 12.5},
+                       {"known", true}};
   best["sass"] = {{"instructions", 96},         {"ffma", 0},        {"tensor_core_ops", 0},
                   {"spill_loads", 0},           {"spill_stores", 0}, {"barriers", 0},
                   {"global_load_widths", {{"32", 1}, {"128", 8}}},
                   {"global_store_widths", {{"128", 4}}}};
   best["timing"] = timing(0.0083333, 0.0125);
-  best["provenance"] = {{"device", "NVIDIA H200"}, {"arch", "sm_90"}, {"compiler", "nvJitLink 13.0"}};
+  best["provenance"]["device"] = "NVIDIA H200";
+  best["provenance"]["arch"] = "sm_90";
+  best["provenance"]["compiler"] = "nvJitLink 13.0";
   a.push_back(completed(3, 1, 9, kHostilePtx, "optimize"));
   a.back().candidate->duplicateOf = 8;
   a.back().result = a[8].result;
@@ -208,7 +229,7 @@ void expectSelfContained(const std::string &html) {
 TEST(FunnelStage, ClassifiesEveryAttemptOfTheSampleRun) {
   RunData data = sampleRun();
   std::vector<std::string> stages;
-  for (const AttemptRow &row : data.attempts) stages.push_back(funnelStage(row));
+  for (const AttemptRow &row : data.attempts) stages.push_back(stageOf(row));
   std::vector<std::string> expected = {"slower",      "no-completion", "extract", "lint",       // round 1
                                        "compile",     "correctness",   "lint",    "correctness", // round 2
                                        "faster",      "faster",        "slower",  "unverified"}; // round 3
@@ -217,40 +238,67 @@ TEST(FunnelStage, ClassifiesEveryAttemptOfTheSampleRun) {
 
 TEST(FunnelStage, EdgeCases) {
   AttemptRow row = attempt(1, 0);
-  EXPECT_EQ(funnelStage(row), "no-completion"); // nothing came back
+  EXPECT_EQ(stageOf(row), "no-completion"); // nothing came back
   row.completion = store::CompletionRecord{};
   row.completion->status = "pending";
-  EXPECT_EQ(funnelStage(row), "no-completion"); // batch answer not in yet
+  EXPECT_EQ(stageOf(row), "no-completion"); // batch answer not in yet
   row = completed(1, 0, 1, ".version 8.0");
   row.candidate->extractError = "two modules";
-  EXPECT_EQ(funnelStage(row), "extract");
+  EXPECT_EQ(stageOf(row), "extract");
   row.candidate->extractError.clear();
   for (const char *verdict : {"wrong", "crashed", "timeout", "launch-error", "rejected"}) {
     setResult(row, verdict, std::nullopt);
-    EXPECT_EQ(funnelStage(row), "correctness") << verdict;
+    EXPECT_EQ(stageOf(row), "correctness") << verdict;
   }
   setResult(row, "no-ptx", std::nullopt);
-  EXPECT_EQ(funnelStage(row), "extract");
+  EXPECT_EQ(stageOf(row), "extract");
   setResult(row, "correct", 1.0);
-  EXPECT_EQ(funnelStage(row), "faster"); // no noise band recorded: the median decides
+  EXPECT_EQ(stageOf(row), "faster"); // no noise band recorded: the median decides
   setResult(row, "correct", 0.999);
-  EXPECT_EQ(funnelStage(row), "slower");
+  EXPECT_EQ(stageOf(row), "slower");
   // With the band of the largest shape (slowest baseline) recorded, only a
   // band entirely above or below 1.0 is faster or slower.
   auto withBand = [&](double low, double high) {
     setResult(row, "correct", (low + high) / 2);
-    row.result->result["timing"] = json::array(
-        {{{"baseline", {{"median_ms", 0.01}}}, {"speedup_band", {0.5, 0.6}}},
-         {{"baseline", {{"median_ms", 3.0}}}, {"speedup_band", {low, high}}}});
-    return funnelStage(row);
+    row.result->result["timing"] = timingJson({benchmark(0.01, 0.5, 0.6), benchmark(3.0, low, high)});
+    return stageOf(row);
   };
   EXPECT_EQ(withBand(0.99, 1.01), "on-par");
   EXPECT_EQ(withBand(1.02, 1.10), "faster");
   EXPECT_EQ(withBand(0.90, 0.98), "slower");
   setResult(row, "correct", std::nullopt);
-  EXPECT_EQ(funnelStage(row), "untimed"); // the CPU emulator does not time
+  EXPECT_EQ(stageOf(row), "untimed"); // the CPU emulator does not time
   setResult(row, "something-new", std::nullopt);
-  EXPECT_EQ(funnelStage(row), "unverified");
+  EXPECT_EQ(stageOf(row), "unverified");
+}
+
+TEST(DecodeResult, TheColumnsWinOverAnOlderDocument) {
+  // Rows written before the gate had a not-verified verdict of its own: the
+  // column says not-verified, the JSON says rejected.
+  AttemptRow row = completed(1, 0, 1, ".version 8.0");
+  setResult(row, "rejected", std::nullopt);
+  row.result->verdict = "not-verified";
+  row.result->stage = "execute";
+  StoredResult result = decodeResult(*row.result);
+  ASSERT_TRUE(result.check.has_value());
+  EXPECT_EQ(result.verdict, verify::Verdict::NotVerified);
+  EXPECT_EQ(result.check->verdict, verify::Verdict::NotVerified);
+  EXPECT_EQ(result.stage, verify::Stage::Execute);
+  EXPECT_EQ(funnelStage(row, &result), FunnelStage::Unverified);
+  // A document that does not decode leaves the columns.
+  row.result->result = {{"verdict", "correct"}};
+  result = decodeResult(*row.result);
+  EXPECT_FALSE(result.check.has_value());
+  EXPECT_EQ(result.verdict, verify::Verdict::NotVerified);
+}
+
+TEST(FunnelStage, NamesRoundTrip) {
+  for (size_t i = 0; i < kFunnelStageCount; ++i) {
+    auto stage = static_cast<FunnelStage>(i);
+    EXPECT_EQ(parseFunnelStage(funnelStageName(stage)), stage);
+    EXPECT_EQ(json(stage), funnelStageName(stage));
+  }
+  EXPECT_FALSE(parseFunnelStage("skeleton").has_value());
 }
 
 TEST(HtmlEscape, EscapesAllFiveCharacters) {
@@ -484,8 +532,10 @@ TEST(Report, OddJsonTypesShowNotAvailableAndNeverThrow) {
   EXPECT_NE(md.find("| tokens | n/a prompt, n/a completion |"), std::string::npos) << md;
   EXPECT_NE(md.find("| wall time | n/a |"), std::string::npos);
   EXPECT_NE(md.find("| registers | 30 | n/a |"), std::string::npos) << md; // from the result row
-  EXPECT_NE(md.find("| ok-code | n/a | 1 | 1 | n/a |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |"), std::string::npos) << md;
+  // A document that does not decode counts by its columns alone: none of its
+  // diagnostics, none of its timings.
+  EXPECT_EQ(md.find("ok-code"), std::string::npos) << md;
+  EXPECT_NE(md.find("No timings."), std::string::npos) << md;
   expectSelfContained(html);
 }
 

@@ -178,6 +178,52 @@ TEST_F(StoreTest, AVersionOneDatabaseGainsTheEvalTablesAndKeepsItsRuns) {
   ASSERT_TRUE(id.ok()) << id.error().message;
 }
 
+TEST_F(StoreTest, RowsWrittenByAnOlderBuildReadBackAsText) {
+  {
+    auto store = openStore();
+    ASSERT_TRUE(store);
+  }
+  // Rows as an older build wrote them, with raw SQL: a version-1 database, a
+  // not-verified verdict whose JSON still says rejected, a no-ptx result at
+  // the extract stage.
+  rawExec("DROP TABLE eval_runs; DROP TABLE evals; PRAGMA user_version = 1;"
+          "INSERT INTO runs (id, created_at, updated_at, task, model, strategies, status, parameters, provenance, "
+          "summary) VALUES (1, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 'relu', 'exec:m', 'zero-shot', "
+          "'budget', '{}', '{}', '{}');"
+          "INSERT INTO prompts (id, run_id, round, slot, kind, strategies, tendency, temperature, "
+          "parent_candidate_id, request_hash, request) VALUES (1, 1, 1, 0, 'initial', '', '', NULL, NULL, 'h', '{}'),"
+          "(2, 1, 1, 1, 'initial', '', '', NULL, NULL, 'h2', '{}');"
+          "INSERT INTO completions (id, prompt_id, status, text, error, meta, created_at) VALUES "
+          "(1, 1, 'complete', 'x', '', '{}', '2025-01-01T00:00:00Z'), (2, 2, 'error', '', 'HTTP 500', '{}', '');"
+          "INSERT INTO candidates (id, run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, duplicate_of, "
+          "extract_error, created_at) VALUES (1, 1, 1, 1, 0, '.version 8.0', 'p', '', NULL, '', '');"
+          "INSERT INTO results (candidate_id, verdict, stage, summary, speedup, registers, result, created_at) "
+          "VALUES (1, 'not-verified', 'execute', 's', NULL, NULL, '{\"verdict\": \"rejected\"}', '');");
+  auto store = Store::open(dbPath());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto data = (*store)->load(1);
+  ASSERT_TRUE(data.ok()) << data.error().message;
+  EXPECT_EQ(data->run.runStatus(), RunStatus::Budget);
+  ASSERT_EQ(data->attempts.size(), 2u);
+  ASSERT_TRUE(data->attempts[0].result.has_value());
+  EXPECT_EQ(data->attempts[0].result->verdict, "not-verified");
+  EXPECT_EQ(data->attempts[0].result->stage, "execute");
+  EXPECT_EQ(data->attempts[0].result->result["verdict"], "rejected");
+  EXPECT_EQ(data->attempts[0].completion->completionStatus(), CompletionStatus::Complete);
+  EXPECT_EQ(data->attempts[1].completion->completionStatus(), CompletionStatus::Error);
+}
+
+TEST(StatusNames, RoundTripAndRejectOtherText) {
+  for (RunStatus status : {RunStatus::Running, RunStatus::Done, RunStatus::Pending, RunStatus::Interrupted,
+                           RunStatus::Budget, RunStatus::Failed})
+    EXPECT_EQ(parseRunStatus(runStatusName(status)), status);
+  for (CompletionStatus status : {CompletionStatus::Complete, CompletionStatus::Pending, CompletionStatus::Error})
+    EXPECT_EQ(parseCompletionStatus(completionStatusName(status)), status);
+  EXPECT_EQ(parseRunStatus("Done"), std::nullopt);
+  EXPECT_EQ(parseCompletionStatus(""), std::nullopt);
+  EXPECT_EQ(RunRecord{}.runStatus(), RunStatus::Running);
+}
+
 TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
   auto store = openStore();
   ASSERT_TRUE(store);
@@ -197,7 +243,7 @@ TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
   // Re-linking a task (a resumed eval) replaces its run.
   ASSERT_TRUE(store->linkEvalRun(*id, 0, "vector_add", *runA));
   nlohmann::json metrics = {{"ks", {1, 2}}, {"timed", false}};
-  ASSERT_TRUE(store->updateEval(*id, "done", metrics));
+  ASSERT_TRUE(store->updateEval(*id, RunStatus::Done, metrics));
   auto read = store->evalRecord(*id);
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->model, record.model);
@@ -217,7 +263,7 @@ TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
   auto missing = store->evalRecord(*id + 1);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no eval"), std::string::npos);
-  EXPECT_FALSE(store->updateEval(*id + 1, "done", metrics).ok());
+  EXPECT_FALSE(store->updateEval(*id + 1, RunStatus::Done, metrics).ok());
   // A run that does not exist cannot be linked.
   EXPECT_FALSE(store->linkEvalRun(*id, 2, "gelu", 9999).ok());
 }

@@ -1,7 +1,7 @@
 // Eval reports of hand-written eval documents: the Markdown tables, the HTML
 // page and its charts, the comparison of two evals, the leaderboard, escaping
 // of hostile names, and empty, pending or odd documents.
-#include "eval/EvalReport.h"
+#include "report/EvalReport.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ptxforge::eval {
+namespace ptxforge::report {
 namespace {
 
 using nlohmann::json;
@@ -556,4 +556,4 @@ TEST(EvalReport, InvalidUtf8DoesNotThrow) {
 }
 
 } // namespace
-} // namespace ptxforge::eval
+} // namespace ptxforge::report

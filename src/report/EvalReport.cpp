@@ -5,7 +5,9 @@
 // missing key, null, a non-finite number and an odd type alike, as "n/a".
 // Nothing here calls nlohmann's throwing accessors on a value whose type was
 // not checked first.
-#include "eval/EvalReport.h"
+#include "report/EvalReport.h"
+
+#include "report/JsonRead.h"
 #include "report/Report.h"
 
 #include <fmt/format.h>
@@ -20,19 +22,18 @@
 #include <set>
 #include <string_view>
 
-namespace ptxforge::eval {
+namespace ptxforge::report {
 
 namespace {
 
 using nlohmann::json;
-using report::htmlEscape;
-using report::markdownText;
+using read::dumpCompact;
+using read::isTrue;
+using read::member;
+using read::numberOf;
+using read::stringOf;
 
 constexpr std::string_view kNotAvailable = "n/a";
-
-/// The funnel stages in the order an attempt meets them (report::funnelStage's names).
-constexpr std::array<std::string_view, 10> kStageOrder = {
-    "no-completion", "extract", "lint", "compile", "correctness", "unverified", "untimed", "slower", "on-par", "faster"};
 
 /// The thresholds fast_p is reported for (Metrics.h kFastThresholds) and their column names.
 struct FastThreshold {
@@ -47,32 +48,8 @@ constexpr size_t kTopCodes = 10;
 // ---------------------------------------------------------------------------
 // Reading the document
 
-/// `node[key]` when `node` is an object that has the key; nullptr otherwise.
-const json *member(const json *node, std::string_view key) {
-  if (node == nullptr || !node->is_object()) return nullptr;
-  auto it = node->find(std::string(key));
-  return it == node->end() ? nullptr : &*it;
-}
-
 /// `node` when it is an object (nullptr otherwise), so that callers test one pointer.
 const json *objectOrNull(const json *node) { return node != nullptr && node->is_object() ? node : nullptr; }
-
-/// Finite numbers only: NaN and infinities (which JSON cannot hold anyway) count as missing.
-std::optional<double> number(const json *value) {
-  if (value == nullptr || !value->is_number()) return std::nullopt;
-  double x = value->get<double>();
-  if (!std::isfinite(x)) return std::nullopt;
-  return x;
-}
-
-std::optional<std::string> string(const json *value) {
-  if (value == nullptr || !value->is_string()) return std::nullopt;
-  return value->get_ref<const std::string &>();
-}
-
-bool isTrue(const json *value) { return value != nullptr && value->is_boolean() && value->get<bool>(); }
-
-std::string compactDump(const json &value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 /// Any value as one line of plain text: strings as they are, lists joined by
 /// commas, objects as compact JSON; "n/a" when missing or null.
@@ -80,9 +57,9 @@ std::string text(const json *value) {
   if (value == nullptr || value->is_null()) return std::string(kNotAvailable);
   if (value->is_string()) return value->get_ref<const std::string &>();
   if (value->is_boolean()) return value->get<bool>() ? "true" : "false";
-  if (value->is_number_integer()) return compactDump(*value);
+  if (value->is_number_integer()) return dumpCompact(*value);
   if (value->is_number()) {
-    std::optional<double> x = number(value);
+    std::optional<double> x = numberOf(value);
     return x ? fmt::format("{}", *x) : std::string(kNotAvailable);
   }
   if (value->is_array()) {
@@ -90,11 +67,11 @@ std::string text(const json *value) {
     std::string out;
     for (const json &element : *value) {
       if (!out.empty()) out += ", ";
-      out += element.is_structured() ? compactDump(element) : text(&element);
+      out += element.is_structured() ? dumpCompact(element) : text(&element);
     }
     return out;
   }
-  return compactDump(*value);
+  return dumpCompact(*value);
 }
 
 /// The eval's id as "#12"; "n/a" when it has none.
@@ -112,7 +89,7 @@ std::vector<int> ksOf(const json *metrics) {
   };
   if (const json *list = member(metrics, "ks"); list != nullptr && list->is_array())
     for (const json &k : *list)
-      if (std::optional<double> value = number(&k)) add(*value);
+      if (std::optional<double> value = numberOf(&k)) add(*value);
   if (ks.empty())
     if (const json *rates = objectOrNull(member(member(metrics, "overall"), "correct_at_k")))
       for (const auto &[key, ignored] : rates->items()) {
@@ -133,7 +110,7 @@ int firstK(const std::vector<int> &ks) {
 
 /// group[key][k] (lint_at_k, compile_at_k, correct_at_k).
 std::optional<double> rateAtK(const json *group, std::string_view key, int k) {
-  return number(member(member(group, key), std::to_string(k)));
+  return numberOf(member(member(group, key), std::to_string(k)));
 }
 
 /// group.fast_p at threshold p; the key is matched as a number ("1" and "1.0" alike).
@@ -144,7 +121,7 @@ std::optional<double> fastP(const json *group, double p) {
     double threshold = 0;
     auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), threshold);
     if (error == std::errc() && end == key.data() + key.size() && std::fabs(threshold - p) < 1e-9)
-      return number(&value);
+      return numberOf(&value);
   }
   return std::nullopt;
 }
@@ -178,7 +155,7 @@ std::vector<const json *> tasksOf(const json *metrics) {
 /// A task's level as "L2" (the task JSON holds the number).
 std::string levelText(const json *task) {
   const json *level = member(task, "level");
-  if (level != nullptr && level->is_number_integer()) return "L" + compactDump(*level);
+  if (level != nullptr && level->is_number_integer()) return "L" + dumpCompact(*level);
   return text(level);
 }
 
@@ -187,12 +164,13 @@ std::vector<std::pair<std::string, std::optional<double>>> stagesOf(const json *
   std::vector<std::pair<std::string, std::optional<double>>> stages;
   const json *counts = objectOrNull(member(group, "stages"));
   if (counts == nullptr) return stages;
-  for (std::string_view stage : kStageOrder)
-    if (const json *count = member(counts, stage)) stages.emplace_back(std::string(stage), number(count));
+  for (size_t i = 0; i < kFunnelStageCount; ++i) {
+    std::string_view stage = funnelStageName(static_cast<FunnelStage>(i));
+    if (const json *count = member(counts, stage)) stages.emplace_back(std::string(stage), numberOf(count));
+  }
   // nlohmann's objects iterate in key order, so unknown stages come out sorted.
   for (const auto &[key, value] : counts->items())
-    if (std::find(kStageOrder.begin(), kStageOrder.end(), key) == kStageOrder.end())
-      stages.emplace_back(key, number(&value));
+    if (!parseFunnelStage(key)) stages.emplace_back(key, numberOf(&value));
   return stages;
 }
 
@@ -200,7 +178,7 @@ std::vector<std::pair<std::string, std::optional<double>>> stagesOf(const json *
 std::vector<std::pair<std::string, std::optional<double>>> codesOf(const json *group) {
   std::vector<std::pair<std::string, std::optional<double>>> codes;
   if (const json *counts = objectOrNull(member(group, "diagnostic_codes")))
-    for (const auto &[key, value] : counts->items()) codes.emplace_back(key, number(&value));
+    for (const auto &[key, value] : counts->items()) codes.emplace_back(key, numberOf(&value));
   std::stable_sort(codes.begin(), codes.end(), [](const auto &left, const auto &right) {
     return left.second.value_or(-1) > right.second.value_or(-1);
   });
@@ -217,7 +195,7 @@ std::vector<double> correctSpeedups(const json *metrics) {
       const json *correct = member(&sample, "correct");
       // Only correct samples carry a speedup; an explicit false wins over a stray number.
       if (correct != nullptr && correct->is_boolean() && !correct->get<bool>()) continue;
-      std::optional<double> speedup = number(member(&sample, "speedup"));
+      std::optional<double> speedup = numberOf(member(&sample, "speedup"));
       if (speedup && *speedup > 0) speedups.push_back(*speedup);
     }
   }
@@ -298,16 +276,16 @@ struct Figure {
 /// The headline figures of one group, in column order.
 std::vector<Figure> headlineFigures(const json *group, const std::vector<int> &ks) {
   std::vector<Figure> figures;
-  figures.push_back({"tasks", Kind::Count, number(member(group, "tasks"))});
-  figures.push_back({"samples", Kind::Count, number(member(group, "samples"))});
+  figures.push_back({"tasks", Kind::Count, numberOf(member(group, "tasks"))});
+  figures.push_back({"samples", Kind::Count, numberOf(member(group, "samples"))});
   for (auto [key, name] : {std::pair<std::string_view, std::string_view>{"lint_at_k", "lint"},
                            {"compile_at_k", "compile"},
                            {"correct_at_k", "correct"}})
     for (int k : ks) figures.push_back({fmt::format("{}@{}", name, k), Kind::Rate, rateAtK(group, key, k)});
   for (const FastThreshold &fast : kFast) figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p)});
-  figures.push_back({"geomean speedup", Kind::Speedup, number(member(group, "geomean_speedup"))});
-  figures.push_back({"register ratio", Kind::Ratio, number(member(group, "register_ratio"))});
-  figures.push_back({"instruction ratio", Kind::Ratio, number(member(group, "instruction_ratio"))});
+  figures.push_back({"geomean speedup", Kind::Speedup, numberOf(member(group, "geomean_speedup"))});
+  figures.push_back({"register ratio", Kind::Ratio, numberOf(member(group, "register_ratio"))});
+  figures.push_back({"instruction ratio", Kind::Ratio, numberOf(member(group, "instruction_ratio"))});
   return figures;
 }
 
@@ -368,13 +346,13 @@ Table tasksTable(const json *metrics, const std::vector<int> &ks) {
   for (const json *task : tasksOf(metrics)) {
     std::vector<std::string> row{text(member(task, "task")), levelText(task)};
     for (std::string_view key : {"samples", "lint_passed", "compile_passed", "correct"})
-      row.push_back(countText(number(member(task, key))));
+      row.push_back(countText(numberOf(member(task, key))));
     for (int k : ks) row.push_back(rateText(rateAtK(task, "correct_at_k", k)));
-    row.push_back(speedupText(number(member(task, "best_speedup"))));
-    row.push_back(speedupText(number(member(task, "geomean_speedup"))));
-    row.push_back(ratioText(number(member(task, "register_ratio"))));
-    row.push_back(ratioText(number(member(task, "instruction_ratio"))));
-    row.push_back(countText(number(member(task, "spilling_where_nvcc_does_not"))));
+    row.push_back(speedupText(numberOf(member(task, "best_speedup"))));
+    row.push_back(speedupText(numberOf(member(task, "geomean_speedup"))));
+    row.push_back(ratioText(numberOf(member(task, "register_ratio"))));
+    row.push_back(ratioText(numberOf(member(task, "instruction_ratio"))));
+    row.push_back(countText(numberOf(member(task, "spilling_where_nvcc_does_not"))));
     table.rows.push_back(std::move(row));
   }
   return table;
@@ -411,8 +389,8 @@ Table codesTable(const json *group, size_t &omitted) {
 template <typename Format>
 std::array<std::string, 4> spreadCells(const json *spread, Format format) {
   if (objectOrNull(spread) == nullptr) return {na(), na(), na(), na()};
-  auto value = [&](std::string_view key) { return format(number(member(spread, key))); };
-  return {countText(number(member(spread, "samples"))), value("median"), value("p10") + "–" + value("p90"),
+  auto value = [&](std::string_view key) { return format(numberOf(member(spread, key))); };
+  return {countText(numberOf(member(spread, "samples"))), value("median"), value("p10") + "–" + value("p90"),
           value("min") + "–" + value("max")};
 }
 
@@ -435,7 +413,7 @@ Table stabilityTable(const json *metrics) {
 
 /// Why there are no metrics to show.
 std::string noMetricsNote(const json &document) {
-  std::optional<std::string> status = string(member(&document, "status"));
+  std::optional<std::string> status = stringOf(member(&document, "status"));
   return status ? fmt::format("No metrics (status: {}).", *status) : std::string("No metrics.");
 }
 
@@ -443,8 +421,8 @@ std::string titleOf(const json &document) {
   std::string title = "ptxforge eval";
   std::string id = evalIdText(document);
   if (id != kNotAvailable) title += " " + id;
-  if (std::optional<std::string> model = string(member(&document, "model"))) title += ": " + *model;
-  if (std::optional<std::string> version = string(member(&document, "suite_version"))) title += " on " + *version;
+  if (std::optional<std::string> model = stringOf(member(&document, "model"))) title += ": " + *model;
+  if (std::optional<std::string> version = stringOf(member(&document, "suite_version"))) title += " on " + *version;
   return title;
 }
 
@@ -673,7 +651,7 @@ std::string funnelChart(const json *metrics) {
       svg += fmt::format("<text class=\"na\" x=\"{:.1f}\" y=\"{:.1f}\">n/a</text>\n", barLeft + 4, rowTop + 14);
       continue;
     }
-    bool known = std::find(kStageOrder.begin(), kStageOrder.end(), stage) != kStageOrder.end();
+    bool known = parseFunnelStage(stage).has_value();
     double width = largest > 0 ? barMax * std::max(0.0, *count) / largest : 0;
     std::string figures = fmt::format("{} ({})", countText(count), total > 0 ? rateText(std::max(0.0, *count) / total) : na());
     svg += fmt::format("<rect class=\"s-{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"16\">"
@@ -883,7 +861,7 @@ Table comparisonTable(const json *groupA, const json *groupB, const std::vector<
 /// The first object of `groups` named `name`.
 const json *named(const std::vector<const json *> &groups, std::string_view key, const std::string &name) {
   for (const json *group : groups)
-    if (string(member(group, key)) == name) return group;
+    if (stringOf(member(group, key)) == name) return group;
   return nullptr;
 }
 
@@ -894,16 +872,16 @@ std::vector<std::string> unionOfNames(const std::vector<const json *> &a, const 
   std::set<std::string> seen;
   for (const auto *list : {&a, &b})
     for (const json *entry : *list)
-      if (std::optional<std::string> name = string(member(entry, key)); name && seen.insert(*name).second)
+      if (std::optional<std::string> name = stringOf(member(entry, key)); name && seen.insert(*name).second)
         names.push_back(*name);
   return names;
 }
 
 std::string compareMarkdownUnchecked(const json &a, const json &b) {
   std::string out = "# ptxforge eval comparison\n\n";
-  std::optional<std::string> versionA = string(member(&a, "suite_version")),
-                             versionB = string(member(&b, "suite_version"));
-  std::optional<std::string> modelA = string(member(&a, "model")), modelB = string(member(&b, "model"));
+  std::optional<std::string> versionA = stringOf(member(&a, "suite_version")),
+                             versionB = stringOf(member(&b, "suite_version"));
+  std::optional<std::string> modelA = stringOf(member(&a, "model")), modelB = stringOf(member(&b, "model"));
   const json *metricsA = objectOrNull(member(&a, "metrics")), *metricsB = objectOrNull(member(&b, "metrics"));
   std::vector<std::string> notes;
   if (versionA != versionB)
@@ -978,7 +956,7 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
     std::optional<double> rateA = rateAtK(taskA, "correct_at_k", k), rateB = rateAtK(taskB, "correct_at_k", k);
     cells.insert(cells.end(), {rateText(rateA), rateText(rateB), differenceText(Kind::Rate, rateA, rateB)});
     for (std::string_view key : {"best_speedup", "geomean_speedup"}) {
-      std::optional<double> speedupA = number(member(taskA, key)), speedupB = number(member(taskB, key));
+      std::optional<double> speedupA = numberOf(member(taskA, key)), speedupB = numberOf(member(taskB, key));
       cells.insert(cells.end(), {speedupText(speedupA), speedupText(speedupB),
                                  differenceText(Kind::Speedup, speedupA, speedupB)});
     }
@@ -1017,13 +995,13 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
   std::vector<Entry> entries;
   size_t leftOut = 0;
   for (const json &document : documents) {
-    if (string(member(&document, "suite_version")) != suiteVersion) {
+    if (stringOf(member(&document, "suite_version")) != suiteVersion) {
       ++leftOut;
       continue;
     }
     const json *overall = member(member(&document, "metrics"), "overall");
     entries.push_back({&document, rateAtK(overall, "correct_at_k", 1), fastP(overall, 0.0), fastP(overall, 1.0),
-                       number(member(overall, "geomean_speedup")), string(member(&document, "created_at"))});
+                       numberOf(member(overall, "geomean_speedup")), stringOf(member(&document, "created_at"))});
   }
   // Best first; on a full tie the earlier eval (it got there first), then input order.
   std::stable_sort(entries.begin(), entries.end(), [](const Entry &left, const Entry &right) {
@@ -1097,4 +1075,4 @@ std::string leaderboardMarkdown(const std::vector<json> &documents, const std::s
   }
 }
 
-} // namespace ptxforge::eval
+} // namespace ptxforge::report
