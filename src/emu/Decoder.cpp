@@ -162,12 +162,20 @@ public:
       : DecodeContext(instruction, decoded), decoder_(decoder) {}
   unsigned addressBits() const override;
   std::string error;
+  bool errorIsUnsupported = false; ///< `error` is a feature the emulator lacks
 
 protected:
   bool resolveOperand(const ptx::Operand &operand, DType type, bool destination) override;
   bool resolveAddress(const ptx::Operand &operand, Space space) override;
   bool fail(const std::string &message) override {
     if (error.empty()) error = message;
+    return false;
+  }
+  bool failUnsupported(const std::string &message) override {
+    if (error.empty()) {
+      error = message;
+      errorIsUnsupported = true;
+    }
     return false;
   }
 
@@ -205,8 +213,13 @@ public:
   bool inEntry() const { return currentIsEntry_; }
 
 private:
+  /// A module the emulator cannot make sense of, located at `line` (0 = the module).
   Error errorAt(uint32_t line, const std::string &message) const {
-    return makeError(ErrorKind::InvalidInput, line ? fmt::format("{} (line {})", message, line) : message);
+    return makeError(ErrorKind::InvalidInput, "", message, line);
+  }
+  /// A feature the emulator does not have, located at `line` (0 = the module).
+  static Error unsupportedAt(uint32_t line, const std::string &message) {
+    return makeError(ErrorKind::ToolMissing, kEmuUnsupportedCode, message, line);
   }
   Result<void> layoutModuleVariables();
   Result<void> collectShared(const std::vector<ptx::Statement> &body);
@@ -301,7 +314,7 @@ bool Context::resolveOperand(const ptx::Operand &operand, DType type, bool desti
                                 "not supported by the emulator",
                                 operand.name));
       if (looksLikeSpecialRegister(operand.name))
-        return fail(fmt::format("unsupported: special register {} is not emulated", operand.name));
+        return failUnsupported(fmt::format("special register {} is not emulated", operand.name));
       return fail(fmt::format("'{}' is not declared", operand.name));
     }
     if (symbol->kind == Symbol::Kind::Register) {
@@ -430,14 +443,14 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     DType type = parseDType(decl.type);
     if (type == DType::None) return errorAt(decl.loc.line, fmt::format("unknown register type .{}", decl.type));
     if (decl.vectorWidth)
-      return errorAt(decl.loc.line, fmt::format("unsupported: vector registers (.v{} .{} {}) are not emulated",
+      return unsupportedAt(decl.loc.line, fmt::format("vector registers (.v{} .{} {}) are not emulated",
                                                 decl.vectorWidth, decl.type, decl.name));
     symbol.kind = Symbol::Kind::Register;
     symbol.bits = static_cast<uint8_t>(type == DType::Pred ? 1 : std::min(64u, dtypeBits(type)));
-    if (type == DType::B128) return errorAt(decl.loc.line, "unsupported: .b128 registers are not emulated");
+    if (type == DType::B128) return unsupportedAt(decl.loc.line, ".b128 registers are not emulated");
     uint32_t count = decl.rangeCount.value_or(1);
     if (count > kMaxRegisterSlots || registerCount_ + count > kMaxRegisterSlots)
-      return errorAt(decl.loc.line, fmt::format("unsupported: register range {}<{}> takes the module past the "
+      return unsupportedAt(decl.loc.line, fmt::format("register range {}<{}> takes the module past the "
                                                 "emulator's {} registers",
                                                 decl.name, count, kMaxRegisterSlots));
     for (uint32_t i = 0; i < count; ++i) {
@@ -454,10 +467,10 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     symbol.kind = Symbol::Kind::Global;
     InitialImage image;
     std::string error;
-    if (!evaluateVariable(decl, image, error)) return errorAt(decl.loc.line, "unsupported: " + error);
+    if (!evaluateVariable(decl, image, error)) return unsupportedAt(decl.loc.line, error);
     uint64_t offset = alignUp(program_.globalImage.size(), declAlign(decl));
     if (offset + image.size > kMaxGlobalImageBytes)
-      return errorAt(decl.loc.line, fmt::format("unsupported: the module's .global variables take more than {} MiB",
+      return unsupportedAt(decl.loc.line, fmt::format("the module's .global variables take more than {} MiB",
                                                 kMaxGlobalImageBytes >> 20));
     program_.globalImage.resize(offset + image.size);
     if (!image.bytes.empty()) std::memcpy(program_.globalImage.data() + offset, image.bytes.data(), image.size);
@@ -471,7 +484,7 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     symbol.kind = Symbol::Kind::Const;
     InitialImage image;
     std::string error;
-    if (!evaluateVariable(decl, image, error)) return errorAt(decl.loc.line, "unsupported: " + error);
+    if (!evaluateVariable(decl, image, error)) return unsupportedAt(decl.loc.line, error);
     uint64_t offset = alignUp(program_.constBank.size(), declAlign(decl));
     if (offset + image.size > kMaxConstBytes)
       return errorAt(decl.loc.line, fmt::format("invalid: .const variable '{}' takes the .const bank past 64 KiB",
@@ -496,7 +509,7 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
     break;
   }
   default:
-    return errorAt(decl.loc.line, fmt::format("unsupported: .{} variables are not emulated",
+    return unsupportedAt(decl.loc.line, fmt::format(".{} variables are not emulated",
                                               ptx::stateSpaceName(decl.space)));
   }
   symbol.bytes = declBytes(decl);
@@ -733,9 +746,9 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
     inst.guardNegated = instruction.guardNegated;
   }
   bool handled = decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) || decodeWarp(ctx);
-  if (!ctx.error.empty()) return errorAt(inst.line, ctx.error);
+  if (!ctx.error.empty()) return ctx.errorIsUnsupported ? unsupportedAt(inst.line, ctx.error) : errorAt(inst.line, ctx.error);
   if (!handled)
-    return errorAt(inst.line, fmt::format("unsupported: the emulator does not implement '{}'",
+    return unsupportedAt(inst.line, fmt::format("the emulator does not implement '{}'",
                                           instructionText(instruction)));
   if (inst.op == Op::Exec || inst.op == Op::WarpSync) {
     if (!inst.exec) return errorAt(inst.line, fmt::format("internal: no executor for '{}'", instruction.opcode));
@@ -750,8 +763,8 @@ Result<void> ModuleDecoder::finish() {
   for (const PendingCall &call : pendingCalls_) {
     auto it = functions_.find(call.callee);
     if (it == functions_.end() || it->second.entryPc == kNoPc)
-      return errorAt(program_.code[call.pc].line,
-                     fmt::format("unsupported: '{}' has no body in this module (extern functions are not emulated)",
+      return unsupportedAt(program_.code[call.pc].line,
+                     fmt::format("'{}' has no body in this module (extern functions are not emulated)",
                                  call.callee));
     const FunctionInfo &callee = it->second;
     if (call.argOffsets.size() != callee.paramOffsets.size() || call.retOffsets.size() != callee.retOffsets.size())
@@ -784,8 +797,7 @@ Result<void> ModuleDecoder::finish() {
   };
   for (auto &[name, info] : functions_)
     if (cyclic(name))
-      return makeError(ErrorKind::InvalidInput,
-                       fmt::format("unsupported: '{}' is recursive; the emulator's call frames are static", name));
+      return unsupportedAt(0, fmt::format("'{}' is recursive; the emulator's call frames are static", name));
 
   // Slot layout: constants, then special registers, then registers.
   program_.constSlots = static_cast<uint32_t>(program_.constValues.size());
@@ -806,9 +818,8 @@ Result<void> ModuleDecoder::finish() {
   program_.slotCount = registerBase + registerCount_;
   // Limits of the hardware (and of the emulator's memory per warp).
   if (registerCount_ > kMaxRegisterSlots)
-    return makeError(ErrorKind::InvalidInput,
-                     fmt::format("unsupported: the module declares {} registers; the emulator takes at most {}",
-                                 registerCount_, kMaxRegisterSlots));
+    return unsupportedAt(0, fmt::format("the module declares {} registers; the emulator takes at most {}",
+                                        registerCount_, kMaxRegisterSlots));
   if (program_.localBytes > kMaxLocalBytes)
     return makeError(ErrorKind::InvalidInput,
                      fmt::format("invalid: {} bytes of local memory per thread exceed the limit of {}",
@@ -900,7 +911,7 @@ bool DecodeContext::setAddress(const ptx::Operand &operand, Space space) { retur
 bool DecodeContext::unsupported(const std::string &why) {
   std::string name = in.opcode;
   for (const std::string &m : in.modifiers) name += "." + m;
-  fail(fmt::format("unsupported: {}: {}", name, why));
+  failUnsupported(fmt::format("{}: {}", name, why));
   return true;
 }
 

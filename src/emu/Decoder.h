@@ -15,10 +15,16 @@
 
 namespace ptxforge::emu {
 
+/// The Error code of a module the emulator cannot run because it lacks a
+/// feature (an instruction, a state space, recursion...): not the module's fault.
+inline constexpr const char *kEmuUnsupportedCode = "emu-unsupported";
+
 /// Decodes a parsed module. `globalBase` is the device address the module's
-/// .global variables get (the executor reserves it). Errors: "unsupported:
-/// <what> at line N" for instructions or features the emulator does not have,
-/// "invalid: ..." for modules it cannot make sense of (undeclared names, ...).
+/// .global variables get (the executor reserves it). Errors carry the PTX line
+/// in Error::line (0 when the module as a whole is at fault): code
+/// kEmuUnsupportedCode for instructions or features the emulator does not
+/// have, no code and a message "invalid: ..." for modules it cannot make sense
+/// of (undeclared names, ...).
 Result<Program> decodeModule(const ptx::Module &module, uint64_t globalBase);
 
 /// What an instruction family sees while decoding one instruction.
@@ -51,7 +57,7 @@ public:
   /// Number of registers in an operand (`{a,b,c,d}` → 4, otherwise 1).
   static unsigned width(const ptx::Operand &operand);
 
-  /// Reports the instruction as not emulated ("unsupported: <opcode> ...: why").
+  /// Reports the instruction as not emulated ("<opcode>.<modifiers>: why", code kEmuUnsupportedCode).
   bool unsupported(const std::string &why);
   /// Reports a malformed instruction.
   bool invalid(const std::string &why);
@@ -63,6 +69,8 @@ protected:
   virtual bool resolveOperand(const ptx::Operand &operand, DType type, bool destination) = 0;
   virtual bool resolveAddress(const ptx::Operand &operand, Space space) = 0;
   virtual bool fail(const std::string &message) = 0;
+  /// Like fail(), for a feature the emulator does not have (code kEmuUnsupportedCode).
+  virtual bool failUnsupported(const std::string &message) = 0;
 };
 
 /// An instruction family: returns false when the opcode is not one of its own;

@@ -97,11 +97,16 @@ public:
     ptx::ParseResult parsed = ptx::parse(text);
     for (const ptx::Diagnostic &d : parsed.diagnostics)
       if (d.severity == ptx::Severity::Error)
-        return makeExecError(ExecErrorKind::ModuleLoad,
-                             fmt::format("the PTX does not parse: line {}: {}", d.line, d.message));
+        return makeExecError(ExecErrorKind::ModuleLoad, "the PTX does not parse: " + d.message, d.line);
     uint64_t globalBase = reserve(uint64_t(64) << 20);
     Result<Program> program = decodeModule(parsed.module, globalBase);
-    if (!program) return makeExecError(ExecErrorKind::ModuleLoad, program.error().message);
+    if (!program) {
+      // The decoder's code says whether the emulator lacks a feature (not the
+      // module's fault) or the module makes no sense; its line travels as is.
+      const Error &error = program.error();
+      return makeExecError(error.code == kEmuUnsupportedCode ? ExecErrorKind::EmuUnsupported : ExecErrorKind::ModuleLoad,
+                           error.message, error.line);
+    }
     auto module = std::make_unique<Module>();
     module->program = std::move(*program);
     if (module->program.globalImage.size() > (uint64_t(64) << 20))

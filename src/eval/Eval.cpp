@@ -2,7 +2,7 @@
 // store; metrics are always computed from the store's runs.
 #include "eval/Eval.h"
 
-#include "llm/RequestHash.h"
+#include "support/Sha256.h"
 #include "solve/Solve.h"
 
 #include <fmt/format.h>
@@ -101,7 +101,7 @@ std::string suiteVersion(const std::string &name, const std::vector<const tasks:
     text << toml.rdbuf();
     bytes += task->name + '\0' + text.str() + '\0' + task->referenceSource + '\0';
   }
-  return name + "@" + llm::sha256Hex(bytes).substr(0, 12);
+  return name + "@" + sha256Hex(bytes).substr(0, 12);
 }
 
 namespace {

@@ -13,8 +13,8 @@ struct KindName {
   ExecErrorKind kind;
   const char *name;
 };
-constexpr std::array<KindName, 10> kKindNames{{
-    {ExecErrorKind::NoDevice, "no GPU"},
+constexpr std::array<KindName, 11> kKindNames{{
+    {ExecErrorKind::NoDevice, "no-gpu"},
     {ExecErrorKind::InvalidArgument, "invalid-argument"},
     {ExecErrorKind::OutOfMemory, "out-of-memory"},
     {ExecErrorKind::ModuleLoad, "module-load"},
@@ -24,6 +24,7 @@ constexpr std::array<KindName, 10> kKindNames{{
     {ExecErrorKind::Timeout, "timeout"},
     {ExecErrorKind::Internal, "internal"},
     {ExecErrorKind::Unavailable, "unavailable"},
+    {ExecErrorKind::EmuUnsupported, "emu-unsupported"},
 }};
 } // namespace
 
@@ -34,11 +35,12 @@ const char *execErrorKindName(ExecErrorKind kind) {
   return "none";
 }
 
-Error makeExecError(ExecErrorKind kind, const std::string &detail) {
+Error makeExecError(ExecErrorKind kind, const std::string &detail, uint32_t line) {
   ErrorKind broad = ErrorKind::Internal;
   switch (kind) {
   case ExecErrorKind::NoDevice:
-  case ExecErrorKind::Unavailable: broad = ErrorKind::ToolMissing; break;
+  case ExecErrorKind::Unavailable:
+  case ExecErrorKind::EmuUnsupported: broad = ErrorKind::ToolMissing; break;
   case ExecErrorKind::ModuleLoad: broad = ErrorKind::Compile; break;
   case ExecErrorKind::InvalidArgument:
   case ExecErrorKind::LaunchError:
@@ -47,15 +49,15 @@ Error makeExecError(ExecErrorKind kind, const std::string &detail) {
   case ExecErrorKind::Timeout: broad = ErrorKind::InvalidInput; break;
   default: break;
   }
-  return makeError(broad, std::string(execErrorKindName(kind)) + ": " + detail);
+  return makeError(broad, execErrorKindName(kind), detail, line);
 }
 
 ExecErrorKind execErrorKindOf(const Error &error) {
-  for (const KindName &entry : kKindNames) {
-    const std::string prefix = std::string(entry.name) + ": ";
-    if (error.message.compare(0, prefix.size(), prefix) == 0)
+  if (error.code.empty())
+    return ExecErrorKind::None;
+  for (const KindName &entry : kKindNames)
+    if (error.code == entry.name)
       return entry.kind;
-  }
   return ExecErrorKind::None;
 }
 

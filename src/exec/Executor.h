@@ -1,8 +1,9 @@
 // Executor: the contract between the gate and whatever runs kernels — the CUDA
 // driver in-process (GpuExecutor), the same behind a crash-proof worker process
 // (IsolatedExecutor), and later the CPU PTX emulator. Allocate, copy, load a
-// module, launch, time; every expected failure is a Result whose message starts
-// with a machine-readable ExecErrorKind name and carries the driver's error name.
+// module, launch, time; every expected failure is a Result whose Error's code is
+// a machine-readable ExecErrorKind name and whose message carries the driver's
+// error name.
 #pragma once
 
 #include "support/Result.h"
@@ -22,7 +23,7 @@ namespace ptxforge::exec {
 /// Why an executor call failed, in the terms of the verification gate.
 enum class ExecErrorKind : uint8_t {
   None = 0,        ///< not an executor error (success, or an Error from elsewhere)
-  NoDevice,        ///< no driver / no GPU / cuInit failed: message starts "no GPU: "
+  NoDevice,        ///< no driver / no GPU / cuInit failed (code "no-gpu")
   InvalidArgument, ///< the caller passed a bad handle, size or range (also stale handles)
   OutOfMemory,     ///< device allocation failed
   ModuleLoad,      ///< the driver rejected the cubin/PTX image or the kernel name
@@ -32,20 +33,22 @@ enum class ExecErrorKind : uint8_t {
   Timeout,         ///< the watchdog killed the worker after the call's deadline
   Internal,        ///< anything else (a driver call failed unexpectedly, protocol error)
   Unavailable,     ///< this executor cannot do that (no vendor library here, an emulator)
+  EmuUnsupported,  ///< the emulator does not implement a feature the module uses; Error.line says where
 };
 
-/// Stable kebab-case name ("launch-error", "crashed", ...); "no GPU" for NoDevice.
+/// Stable kebab-case name ("launch-error", "crashed", "no-gpu", ...): the
+/// Error code of executor failures; "none" for None.
 const char *execErrorKindName(ExecErrorKind kind);
 
-/// Builds the Error for an executor failure: "<kind name>: <detail>". The
-/// broad ErrorKind is derived from `kind` (NoDevice and Unavailable ->
-/// ToolMissing, ModuleLoad -> Compile, a candidate's fault -> InvalidInput, the
-/// rest -> Internal).
-Error makeExecError(ExecErrorKind kind, const std::string &detail);
+/// Builds the Error for an executor failure: code = execErrorKindName(kind),
+/// message = `detail` (render() shows "<code>: <detail>"), location `line`
+/// (0 = none). The broad ErrorKind is derived from `kind` (NoDevice,
+/// Unavailable and EmuUnsupported -> ToolMissing, ModuleLoad -> Compile, a
+/// candidate's fault -> InvalidInput, the rest -> Internal).
+Error makeExecError(ExecErrorKind kind, const std::string &detail, uint32_t line = 0);
 
-/// Reads the ExecErrorKind back from an Error made by makeExecError (None for
-/// any other Error). Result<T>'s Error has no payload slot, so the kind lives
-/// in the message prefix, which is also what a person or a model reads first.
+/// Reads the ExecErrorKind back from an Error's code (None for an Error that
+/// is not an executor's). Never looks at the message.
 ExecErrorKind execErrorKindOf(const Error &error);
 
 /// The first CUDA driver error name in the message ("CUDA_ERROR_ILLEGAL_ADDRESS"),

@@ -27,12 +27,9 @@ namespace {
 
 bool isExecutable(const std::string &path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
-/// An Error of `kind` whose message is exactly `message` (already prefixed by
-/// the worker's makeExecError).
-Error errorFromWorker(ExecErrorKind kind, const std::string &message) {
-  Error error = makeExecError(kind, "");
-  error.message = message;
-  return error;
+/// The worker's Error rebuilt from its parts: the status byte is the code.
+Error errorFromWorker(const Response &response) {
+  return makeExecError(response.status, response.message, response.line);
 }
 
 constexpr const char *kLostHandles =
@@ -197,7 +194,7 @@ Result<void> IsolatedExecutor::startWorker() {
     return answer.error();
   if (answer->status != ExecErrorKind::None) {
     worker_.stop();
-    return errorFromWorker(answer->status, answer->message);
+    return errorFromWorker(*answer);
   }
   properties_ = answer->properties;
   properties_.backend = "isolated-" + options_.backend;
@@ -218,12 +215,14 @@ Result<Response> IsolatedExecutor::call(const Request &request, uint32_t timeout
     modules_.clear();
     kernels_.clear();
     firstIdOfWorker_ = nextId_;
-    lastLoss_ = !answer ? answer.error().message : answer->message;
+    lastLoss_ = !answer                                  ? render(answer.error())
+                : answer->status != ExecErrorKind::None ? render(errorFromWorker(*answer))
+                                                        : answer->message;
   }
   if (!answer)
     return answer.error();
   if (answer->status != ExecErrorKind::None)
-    return errorFromWorker(answer->status, answer->message);
+    return errorFromWorker(*answer);
   return answer;
 }
 

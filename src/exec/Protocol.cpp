@@ -278,6 +278,7 @@ std::vector<uint8_t> encode(const Response &response) {
   Writer writer;
   writer.put(static_cast<uint8_t>(response.status));
   writer.putString(response.message);
+  writer.put(response.line);
   writer.put(response.handle);
   writer.put(response.bytes);
   writer.putBytes(response.data.data(), response.data.size());
@@ -319,10 +320,11 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   Reader reader(payload);
   Response response;
   const uint8_t status = reader.get<uint8_t>();
-  if (status > uint8_t(ExecErrorKind::Unavailable))
+  if (status > uint8_t(ExecErrorKind::EmuUnsupported))
     reader.fail();
   response.status = static_cast<ExecErrorKind>(status);
   response.message = reader.getString();
+  response.line = reader.get<uint32_t>();
   response.handle = reader.get<uint64_t>();
   response.bytes = reader.get<uint64_t>();
   response.data = reader.getBytes();

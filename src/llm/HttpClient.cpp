@@ -3,6 +3,7 @@
 #include "llm/HttpClient.h"
 
 #include "support/InputReader.h"
+#include "support/Text.h"
 
 #include <curl/curl.h>
 
@@ -41,14 +42,6 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
 }
 
 /// State shared with curl's callbacks during one transfer (all on this thread).

@@ -41,7 +41,4 @@ std::string canonicalRequestText(const Request &request);
 /// Lowercase hex SHA-256 (64 characters) of canonicalRequestText(request).
 std::string requestHash(const Request &request);
 
-/// Lowercase hex SHA-256 of arbitrary bytes (FIPS 180-4).
-std::string sha256Hex(std::string_view bytes);
-
 } // namespace ptxforge::llm

@@ -3,6 +3,8 @@
 // would help with (fences are often unclosed, mislabelled or indented).
 #include "prompt/Extract.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -12,12 +14,6 @@ namespace ptxforge::prompt {
 namespace {
 
 constexpr const char *kExpected = "expected one ```ptx fenced block containing .version, .target and an .entry";
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
 
 bool startsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 

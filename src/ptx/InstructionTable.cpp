@@ -8,6 +8,8 @@
 // tcgen05, multimem, tensormap) accept any modifier.
 #include "ptx/InstructionTable.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cctype>
@@ -526,21 +528,12 @@ uint32_t minPtxForTarget(std::string_view target) {
 }
 
 size_t editDistance(std::string_view a, std::string_view b) {
+  // PTX names are short; a long one is far from everything (and untrusted
+  // input must not buy a quadratic table).
   constexpr size_t kMaxLength = 64;
   if (a.size() > kMaxLength || b.size() > kMaxLength) return std::max(a.size(), b.size());
-  // Optimal string alignment: a transposition (`f23` → `f32`) costs one edit.
-  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
+  // Case-insensitive, and a transposition (`f23` → `f32`) costs one edit.
+  return ptxforge::editDistance(a, b, EditDistanceOptions{.ignoreCase = true, .transpositions = true});
 }
 
 const std::vector<OpcodeEntry> &allInstructions() { return table().entries; }

@@ -5,6 +5,7 @@
 #include "solve/Solve.h"
 
 #include "llm/RequestHash.h"
+#include "support/Sha256.h"
 #include "prompt/Extract.h"
 #include "solve/RunLease.h"
 #include "tasks/Inputs.h"
@@ -547,7 +548,7 @@ private:
     Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(answer.text);
     if (extracted) {
       candidate.ptx = extracted->ptx;
-      candidate.ptxHash = llm::sha256Hex(normalizePtx(candidate.ptx));
+      candidate.ptxHash = sha256Hex(normalizePtx(candidate.ptx));
     } else {
       candidate.extractError = extracted.error().message;
     }
@@ -607,7 +608,7 @@ private:
         if (compiled->ok)
           if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin)) {
             sass = std::move(stats.value());
-            candidate.sassHash = llm::sha256Hex(sass->code);
+            candidate.sassHash = sha256Hex(sass->code);
           }
         gateCandidate.compiled = std::move(*compiled);
       }

@@ -73,8 +73,10 @@ Result<size_t> maxInputBytesFromEnvironment() {
 
 Result<std::string> readFileBounded(const std::string &path, size_t maxBytes) {
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    return makeError(ErrorKind::Io, "cannot open '" + path + "': " + std::strerror(errno));
+  if (::stat(path.c_str(), &info) != 0) {
+    const int saved = errno;
+    return makeError(ErrorKind::Io, saved == ENOENT ? "file-not-found" : "", "cannot open '" + path + "': " + std::strerror(saved));
+  }
   if (S_ISDIR(info.st_mode)) return makeError(ErrorKind::InvalidInput, "'" + path + "' is a directory, not a file");
   // A regular file's size is known up front: refuse before reading a byte.
   if (S_ISREG(info.st_mode) && static_cast<unsigned long long>(info.st_size) > maxBytes)

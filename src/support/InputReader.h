@@ -31,7 +31,7 @@ inline constexpr const char *kMaxInputBytesEnv = "PTXFORGE_MAX_INPUT_BYTES";
 
 /// Reads the whole file at `path`, failing (kind InvalidInput) when it is a
 /// directory or holds more than `maxBytes` bytes, and (kind Io) when it cannot
-/// be opened or read. Works on pipes and character devices (`/dev/stdin`,
+/// be opened or read (code "file-not-found" when it does not exist). Works on pipes and character devices (`/dev/stdin`,
 /// `/dev/zero`) as well as regular files: the cap is enforced while reading,
 /// not from the reported size.
 [[nodiscard]] Result<std::string> readFileBounded(const std::string &path, size_t maxBytes);

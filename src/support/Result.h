@@ -1,9 +1,12 @@
 // Result<T>: the project's one error model for expected failures (bad input,
-// a failed compile, a missing tool). Modeled on LLVM's Expected<T>; C++20 has
-// no std::expected, so this is a small variant-based stand-in.
+// a failed compile, a missing tool). Modeled on LLVM's Expected<T> (and, like
+// it, [[nodiscard]]: a dropped failure is a warning); C++20 has no
+// std::expected, so this is a small variant-based stand-in. The Error itself
+// takes DuckDB's ErrorData shape: kind, code, message and location as parts.
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -22,17 +25,51 @@ enum class ErrorKind {
 
 const char *errorKindName(ErrorKind kind);
 
-/// An expected failure: its kind and a message that names the failing call or
-/// input and carries the underlying library's own log where there is one.
+/// An expected failure, kept in parts (DuckDB's ErrorData): what went wrong
+/// broadly (`kind`), a stable machine-readable `code`, the raw `message` a
+/// person reads, and where, when the failure is about a place in an input.
+/// Code that branches reads `kind` or `code`, never the message; render()
+/// builds the displayed text from the parts.
 struct Error {
   ErrorKind kind = ErrorKind::Internal;
+  /// Stable kebab-case name ("crashed", "timeout", "emu-unsupported",
+  /// "file-not-found"); empty when the kind says all a caller needs. Shown
+  /// first by render(), so a code doubles as the headline of the message.
+  std::string code;
+  /// What happened, naming the failing call or input and carrying the
+  /// underlying library's own log where there is one. Without the code and
+  /// without the location: render() adds those.
   std::string message;
+  uint32_t line = 0;   ///< 1-based line in the input the error is about; 0 = none
+  uint32_t column = 0; ///< 1-based column; 0 = none (or the whole line)
 };
 
-inline Error makeError(ErrorKind kind, std::string message) { return Error{kind, std::move(message)}; }
+/// An Error with no code and no location.
+inline Error makeError(ErrorKind kind, std::string message) {
+  Error error;
+  error.kind = kind;
+  error.message = std::move(message);
+  return error;
+}
+
+/// An Error with a stable code (and, optionally, a location).
+inline Error makeError(ErrorKind kind, std::string code, std::string message, uint32_t line = 0,
+                       uint32_t column = 0) {
+  Error error;
+  error.kind = kind;
+  error.code = std::move(code);
+  error.message = std::move(message);
+  error.line = line;
+  error.column = column;
+  return error;
+}
+
+/// The text people read: "<code>: <message> (line L[, column C])", each part
+/// present only when set. The one place an Error becomes text.
+std::string render(const Error &error);
 
 /// Either a value or an Error. Check `ok()` (or `operator bool`) before `value()`.
-template <typename T> class Result {
+template <typename T> class [[nodiscard]] Result {
 public:
   Result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}
   Result(Error error) : storage_(std::in_place_index<1>, std::move(error)) {}
@@ -67,7 +104,7 @@ private:
 };
 
 /// Result of an operation that produces no value.
-template <> class Result<void> {
+template <> class [[nodiscard]] Result<void> {
 public:
   Result() = default;
   Result(Error error) : error_(std::move(error)), failed_(true) {}

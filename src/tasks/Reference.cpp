@@ -2,6 +2,7 @@
 // the toolchain, and the on-disk cache.
 #include "tasks/Reference.h"
 
+#include "support/InputReader.h"
 #include "tasks/Inputs.h"
 #include "toolchain/Compiler.h"
 
@@ -135,15 +136,6 @@ bool decodeEntry(std::string_view data, CompiledReference &reference) {
   return !reference.ptx.empty() && !reference.cubin.empty();
 }
 
-std::optional<std::string> readWholeFile(const std::filesystem::path &path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return std::nullopt;
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) return std::nullopt;
-  return text.str();
-}
-
 
 bool ptxHasEntry(const std::string &ptx, std::string_view kernelName) {
   std::vector<std::string> entries = toolchain::entryNames(ptx);
@@ -230,7 +222,8 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   std::filesystem::path cacheDir = options.cacheDir.empty() ? referenceCacheDir() : options.cacheDir;
   std::filesystem::path entryPath = cacheDir / "reference" / (reference.cacheKey + ".bin");
   if (options.useCache) {
-    if (std::optional<std::string> data = readWholeFile(entryPath)) {
+    // A missing or unreadable entry is a cache miss.
+    if (Result<std::string> data = readFileBounded(entryPath.string(), kDefaultMaxInputBytes)) {
       CompiledReference cached = reference;
       if (decodeEntry(*data, cached) && ptxHasEntry(cached.ptx, kernelName)) {
         cached.fromCache = true;

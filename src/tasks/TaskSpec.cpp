@@ -2,6 +2,8 @@
 // reference.cu checks, and the suite scan.
 #include "tasks/TaskSpec.h"
 
+#include "support/InputReader.h"
+#include "support/Text.h"
 #include "tasks/LaunchDirective.h"
 
 #include <toml++/toml.h>
@@ -211,18 +213,6 @@ bool isTaskName(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
-}
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(previous, current);
-  }
-  return previous[b.size()];
 }
 
 std::string joinNames(const std::vector<std::string_view> &names, const char *separator = ", ") {
@@ -813,18 +803,6 @@ void checkVendorOnShape(const toml::table &vendorTable, const TaskSpec &task, co
   }
 }
 
-std::string readFile(const std::filesystem::path &path, bool &ok) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    ok = false;
-    return {};
-  }
-  std::ostringstream text;
-  text << stream.rdbuf();
-  ok = static_cast<bool>(stream) || stream.eof();
-  return text.str();
-}
-
 bool containsWord(std::string_view text, std::string_view word) {
   for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
     auto isWordChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -1131,15 +1109,14 @@ Result<TaskSpec> loadTask(const std::filesystem::path &folder) {
     return makeError(ErrorKind::Io, folder.string() + ": not a task folder (not a directory)");
   std::filesystem::path tomlPath = folder / "task.toml";
   std::filesystem::path referencePath = folder / "reference.cu";
-  bool ok = true;
-  std::string tomlText = readFile(tomlPath, ok);
-  if (!ok) return makeError(ErrorKind::Io, tomlPath.string() + ": cannot read task.toml");
+  Result<std::string> tomlText = readFileBounded(tomlPath.string(), kDefaultMaxInputBytes);
+  if (!tomlText) return makeError(ErrorKind::Io, tomlPath.string() + ": cannot read task.toml");
   if (!std::filesystem::exists(referencePath, ec))
     return makeError(ErrorKind::InvalidInput,
                      referencePath.string() + ": missing reference.cu (every task needs its trusted CUDA reference)");
-  std::string referenceText = readFile(referencePath, ok);
-  if (!ok) return makeError(ErrorKind::Io, referencePath.string() + ": cannot read reference.cu");
-  Result<TaskSpec> task = parseTask(tomlText, tomlPath.string(), referenceText);
+  Result<std::string> referenceText = readFileBounded(referencePath.string(), kDefaultMaxInputBytes);
+  if (!referenceText) return makeError(ErrorKind::Io, referencePath.string() + ": cannot read reference.cu");
+  Result<TaskSpec> task = parseTask(*tomlText, tomlPath.string(), *referenceText);
   if (!task) return task;
   task->folder = folder;
   return task;

@@ -202,7 +202,11 @@ Result<RawCompile> runPtxas(std::string_view ptx, const BackendRequest &request)
   argv.insert(argv.end(), {input->path(), "-o", output->path()});
 
   const auto start = std::chrono::steady_clock::now();
-  Result<ProcessOutput> run = runProcess(argv);
+  // ptxas stays in the caller's process group: the compile worker's deadline
+  // kills that group, and a ptxas of its own group would outlive it.
+  ProcessOptions processOptions;
+  processOptions.ownProcessGroup = false;
+  Result<ProcessResult> run = runProcess(argv, processOptions);
   result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!run)
     return run.error();

@@ -1,6 +1,8 @@
 // LogParser: ptxas / nvJitLink log text -> Diagnostics, ResourceReport, advisories.
 #include "toolchain/LogParser.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -17,14 +19,6 @@ const ResourceUsage *ResourceReport::find(const std::string &function) const {
 }
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
 
 /// Compiler log lines are short; libstdc++'s std::regex recurses per
 /// character and can exhaust the stack on a pathological multi-megabyte line,
@@ -75,11 +69,6 @@ struct LogLine {
 bool startsWithWord(std::string_view text, std::string_view word) {
   return text.substr(0, word.size()) == word &&
          (text.size() == word.size() || !std::isalnum(static_cast<unsigned char>(text[word.size()])));
-}
-
-std::string_view trimLeft(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  return text;
 }
 
 /// Splits `[ptxas] [FILE, line N;] LEVEL : MESSAGE`. The file part is the PTX

@@ -31,7 +31,7 @@ std::optional<std::string> nvdisasmFromPipPackage() {
     std::optional<std::string> python = findOnPath("python3");
     if (!python)
       return;
-    Result<ProcessOutput> run =
+    Result<ProcessResult> run =
         runProcess({*python, "-c", "import nvidia\nfor p in nvidia.__path__: print(p)"});
     if (!run || run->exitCode != 0)
       return;
@@ -201,7 +201,7 @@ Result<SassStats> sassStats(const std::vector<uint8_t> &cubin) {
           file->write(std::string_view(reinterpret_cast<const char *>(cubin.data()), cubin.size()));
       !written)
     return written.error();
-  Result<ProcessOutput> run = runProcess({*nvdisasm, "-json", file->path()});
+  Result<ProcessResult> run = runProcess({*nvdisasm, "-json", file->path()});
   if (!run)
     return run.error();
   if (run->exitCode != 0)

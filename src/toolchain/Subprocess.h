@@ -1,7 +1,9 @@
-// Subprocess: running an external CUDA tool (ptxas, nvdisasm) without a shell,
-// plus RAII temporary files. Internal to the toolchain library.
+// Subprocess: RAII temporary files for the external CUDA tools (ptxas,
+// nvdisasm), which run through support/Process.h. Internal to the toolchain
+// library.
 #pragma once
 
+#include "support/Process.h"
 #include "support/Result.h"
 
 #include <cstdint>
@@ -11,23 +13,6 @@
 #include <vector>
 
 namespace ptxforge::toolchain {
-
-/// What a finished child process left behind.
-struct ProcessOutput {
-  int exitCode = -1; ///< exit status, or 128+signal when killed by a signal
-  std::string standardOutput;
-  std::string standardError;
-};
-
-/// Runs `argv[0]` (a path) with `argv` via posix_spawn, no shell involved,
-/// capturing stdout and stderr. An Error only when the process cannot start.
-Result<ProcessOutput> runProcess(const std::vector<std::string> &argv);
-
-/// Searches PATH for an executable named `name`.
-std::optional<std::string> findOnPath(std::string_view name);
-
-/// True when `path` names an executable regular file.
-bool isExecutableFile(const std::string &path);
 
 /// A uniquely named file under $TMPDIR (or /tmp), removed on destruction.
 class TempFile {

@@ -366,7 +366,7 @@ public:
     result_.times.reference += millisSince(start);
     if (!ran)
       return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(entry.shape) +
-                                                ": " + ran.error().message);
+                                                ": " + render(ran.error()));
     Result<std::vector<std::vector<uint8_t>>> outputs = collect(*side, nullptr);
     if (!outputs) return outputs.error();
     return &(referenceCache_[key] = std::move(*outputs));
@@ -718,12 +718,10 @@ public:
     std::optional<Verdict> verdict = verdictForExecError(error);
     if (!verdict) return false;
     result_.verdict = *verdict;
-    result_.executorError = error.message;
-    // The verdict already says what the executor error's kind prefix says.
-    std::string detail = error.message;
-    std::string prefix = std::string(exec::execErrorKindName(exec::execErrorKindOf(error))) + ": ";
-    if (detail.rfind(prefix, 0) == 0) detail.erase(0, prefix.size());
-    result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, detail);
+    result_.executorError = render(error);
+    // The verdict already says what the executor error's code says: the summary
+    // gives the message alone.
+    result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, error.message);
     return true;
   }
 
@@ -961,7 +959,7 @@ public:
         emulated() ? executor_.loadModule(bytesOf(reference_.ptx), exec::ModuleFormat::Ptx)
                    : executor_.loadModule(reference_.cubin, exec::ModuleFormat::Cubin);
     if (!referenceModule)
-      return makeError(referenceModule.error().kind, "the reference does not load: " + referenceModule.error().message);
+      return makeError(referenceModule.error().kind, "the reference does not load: " + render(referenceModule.error()));
     modules_.push_back(*referenceModule);
     Result<exec::KernelInfo> referenceKernel = executor_.getKernel(*referenceModule, task_.kernel);
     if (!referenceKernel) return referenceKernel.error();
@@ -970,22 +968,19 @@ public:
     Result<exec::ModuleHandle> candidateModule =
         emulated() ? executor_.loadModule(bytesOf(candidate_.text), exec::ModuleFormat::Ptx)
                    : executor_.loadModule(result_.compile->cubin, exec::ModuleFormat::Cubin);
-    if (!candidateModule && emulated() && candidateModule.error().message.find("unsupported: ") != std::string::npos) {
+    if (!candidateModule && exec::execErrorKindOf(candidateModule.error()) == exec::ExecErrorKind::EmuUnsupported) {
       // Not the candidate's fault: the emulator cannot run it. Located, and no verdict.
-      const std::string &message = candidateModule.error().message;
-      uint32_t line = 0;
-      if (size_t at = message.rfind("(line "); at != std::string::npos)
-        line = static_cast<uint32_t>(std::strtoul(message.c_str() + at + 6, nullptr, 10));
-      result_.diagnostics.push_back({"emu-unsupported", ptx::Severity::Error, line, 0, message, ""});
+      const Error &error = candidateModule.error();
+      result_.diagnostics.push_back({error.code, ptx::Severity::Error, error.line, 0, error.message, ""});
       result_.verdict = Verdict::NotVerified;
-      result_.summary = "not verified: the emulator cannot run this candidate: " + message;
+      result_.summary = "not verified: the emulator cannot run this candidate: " + render(error);
       return false;
     }
     if (!candidateModule) {
       if (std::optional<Verdict> verdict = verdictForExecError(candidateModule.error())) {
-        result_.executorError = candidateModule.error().message;
+        result_.executorError = render(candidateModule.error());
         result_.verdict = *verdict;
-        result_.summary = std::string(verdictName(*verdict)) + ": " + candidateModule.error().message;
+        result_.summary = std::string(verdictName(*verdict)) + ": " + render(candidateModule.error());
         return false;
       }
       return candidateModule.error();
@@ -993,9 +988,9 @@ public:
     modules_.push_back(*candidateModule);
     Result<exec::KernelInfo> candidateKernel = executor_.getKernel(*candidateModule, task_.kernel);
     if (!candidateKernel) {
-      result_.executorError = candidateKernel.error().message;
+      result_.executorError = render(candidateKernel.error());
       result_.verdict = Verdict::CompileError;
-      result_.summary = "compile-error: " + candidateKernel.error().message;
+      result_.summary = "compile-error: " + render(candidateKernel.error());
       return false;
     }
     candidateKernel_ = candidateKernel->handle;
@@ -1125,7 +1120,7 @@ public:
         ceilings = *measured;
       } else {
         result_.diagnostics.push_back({"ceilings-unmeasured", ptx::Severity::Warning, 1, 1,
-                                       "the device's ceilings could not be measured: " + measured.error().message,
+                                       "the device's ceilings could not be measured: " + render(measured.error()),
                                        "run `ptxforge device --refresh`"});
       }
     }
@@ -1377,7 +1372,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
         if (Result<void> ran = sides[i].executor.launch(sides[i].kernel, gate.toConfig(*launch), *args); !ran)
           return makeError(ErrorKind::Internal, fmt::format("the reference failed on {} ({}): {}",
                                                             sides[i].executor.properties().name,
-                                                            tasks::shapeToString(shape), ran.error().message));
+                                                            tasks::shapeToString(shape), render(ran.error())));
         (void)sides[i].executor.takeFindings();
         Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*buffers, nullptr);
         if (!got) return got.error();
@@ -1655,7 +1650,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
         ptx ? executor.loadModule(std::vector<uint8_t>(reference->ptx.begin(), reference->ptx.end()),
                                   exec::ModuleFormat::Ptx)
             : executor.loadModule(reference->cubin, exec::ModuleFormat::Cubin);
-    if (!module) return makeError(module.error().kind, "the reference does not load: " + module.error().message);
+    if (!module) return makeError(module.error().kind, "the reference does not load: " + render(module.error()));
     struct Unload {
       exec::Executor &executor;
       exec::ModuleHandle module;
@@ -1673,7 +1668,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
     (void)executor.takeFindings();
     if (!ran)
       return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(shape) + ": " +
-                                                ran.error().message);
+                                                render(ran.error()));
     Result<std::vector<std::vector<uint8_t>>> outputs = gate.collect(*side, nullptr);
     if (!outputs) return outputs.error();
     want = std::move(*outputs);

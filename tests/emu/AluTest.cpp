@@ -147,7 +147,7 @@ RunResult runKernel(const std::string &body, Out out, const Lanes &lanes) {
   Result<exec::ModuleHandle> module =
       executor->loadModule(std::vector<uint8_t>(text.begin(), text.end()), exec::ModuleFormat::Ptx);
   if (!module) {
-    result.loadError = module.error().message;
+    result.loadError = render(module.error());
     return result;
   }
   Result<exec::KernelInfo> kernel = executor->getKernel(*module, "alu");

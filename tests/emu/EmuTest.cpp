@@ -475,11 +475,13 @@ TEST_F(EmuTest, UnsupportedInstructionsAreNamedWithTheirLine) {
   ret;)");
   Outcome o = run(ptx, 1, 32, 32);
   ASSERT_FALSE(o.status);
-  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::ModuleLoad);
-  EXPECT_NE(o.status.error().message.find("unsupported"), std::string::npos) << o.status.error().message;
+  // The code and the line are fields of the Error, not parts of its message.
+  EXPECT_EQ(exec::execErrorKindOf(o.status.error()), ExecErrorKind::EmuUnsupported);
+  EXPECT_EQ(o.status.error().code, "emu-unsupported");
   EXPECT_NE(o.status.error().message.find("brkpt"), std::string::npos) << o.status.error().message;
-  EXPECT_NE(o.status.error().message.find(fmt::format("line {}", lineOf(ptx, "brkpt"))), std::string::npos)
-      << o.status.error().message;
+  EXPECT_EQ(o.status.error().line, lineOf(ptx, "brkpt")) << render(o.status.error());
+  EXPECT_NE(render(o.status.error()).find(fmt::format("(line {})", lineOf(ptx, "brkpt"))), std::string::npos)
+      << render(o.status.error());
 }
 
 TEST_F(EmuTest, LaunchLimitsAreLaunchErrors) {

@@ -44,8 +44,7 @@ TEST_F(EmuTest, AnInitializerItCannotReadIsRefusedAtItsLine) {
   Outcome o = run(ptx, 1, 32, 32);
   ASSERT_FALSE(o.status);
   EXPECT_NE(o.status.error().message.find("address of a symbol"), std::string::npos) << o.status.error().message;
-  EXPECT_NE(o.status.error().message.find(std::to_string(lineOf(ptx, "where = tab"))), std::string::npos)
-      << o.status.error().message;
+  EXPECT_EQ(o.status.error().line, lineOf(ptx, "where = tab")) << render(o.status.error());
 }
 
 // ---------------------------------------------------------------------------

@@ -59,20 +59,25 @@ TEST(KernelArgs, EmptyListPacksToNothing) {
   EXPECT_TRUE(args.slots.empty());
 }
 
-TEST(ExecError, KindIsReadableBackFromTheMessage) {
+TEST(ExecError, KindIsReadableBackFromTheCode) {
   for (ExecErrorKind kind : {ExecErrorKind::NoDevice, ExecErrorKind::InvalidArgument, ExecErrorKind::OutOfMemory,
                              ExecErrorKind::ModuleLoad, ExecErrorKind::LaunchError, ExecErrorKind::OutOfResources,
                              ExecErrorKind::Crashed, ExecErrorKind::Timeout, ExecErrorKind::Internal,
-                             ExecErrorKind::Unavailable}) {
+                             ExecErrorKind::Unavailable, ExecErrorKind::EmuUnsupported}) {
     Error error = makeExecError(kind, "detail");
     EXPECT_EQ(execErrorKindOf(error), kind) << error.message;
+    EXPECT_EQ(error.code, execErrorKindName(kind));
+    EXPECT_EQ(error.message, "detail"); // the code is a field, not a prefix
   }
-  EXPECT_EQ(makeExecError(ExecErrorKind::NoDevice, "x").message, "no GPU: x");
+  EXPECT_EQ(render(makeExecError(ExecErrorKind::NoDevice, "x")), "no-gpu: x");
   EXPECT_EQ(makeExecError(ExecErrorKind::NoDevice, "x").kind, ErrorKind::ToolMissing);
-  EXPECT_EQ(makeExecError(ExecErrorKind::Crashed, "x").message, "crashed: x");
-  EXPECT_EQ(makeExecError(ExecErrorKind::Unavailable, "x").message, "unavailable: x");
+  EXPECT_EQ(render(makeExecError(ExecErrorKind::Crashed, "x")), "crashed: x");
+  EXPECT_EQ(render(makeExecError(ExecErrorKind::Unavailable, "x")), "unavailable: x");
   EXPECT_EQ(makeExecError(ExecErrorKind::Unavailable, "x").kind, ErrorKind::ToolMissing);
-  EXPECT_EQ(execErrorKindOf(makeError(ErrorKind::Io, "crash: not ours")), ExecErrorKind::None);
+  EXPECT_EQ(render(makeExecError(ExecErrorKind::EmuUnsupported, "'vadd' is not emulated", 7)),
+            "emu-unsupported: 'vadd' is not emulated (line 7)");
+  // Only the code counts: a message that looks like a prefixed one is not an executor error.
+  EXPECT_EQ(execErrorKindOf(makeError(ErrorKind::Io, "crashed: not ours")), ExecErrorKind::None);
 }
 
 TEST(ExecError, DriverErrorNameIsExtracted) {

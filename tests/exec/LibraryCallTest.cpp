@@ -216,7 +216,7 @@ TEST(LibraryCall, ExecutorsWithoutALibrarySayUnavailable) {
   ASSERT_FALSE(ran);
   EXPECT_EQ(execErrorKindOf(ran.error()), ExecErrorKind::Unavailable);
   EXPECT_EQ(ran.error().kind, ErrorKind::ToolMissing);
-  EXPECT_EQ(ran.error().message, "unavailable: vendor-library calls (gemm) are not available on this executor (test)");
+  EXPECT_EQ(render(ran.error()), "unavailable: vendor-library calls (gemm) are not available on this executor (test)");
   Result<std::vector<float>> timed = executor.timeLibraryCall(callOf(LibraryOp::Gemv, 2, 0, 2), TimingOptions{});
   ASSERT_FALSE(timed);
   EXPECT_EQ(execErrorKindOf(timed.error()), ExecErrorKind::Unavailable);
@@ -229,7 +229,7 @@ TEST(Cublas, AMissingLibraryIsAClearError) {
   Result<std::shared_ptr<const Cublas>> loaded = Cublas::load();
   ASSERT_FALSE(loaded);
   EXPECT_EQ(execErrorKindOf(loaded.error()), ExecErrorKind::Unavailable);
-  EXPECT_EQ(loaded.error().message.rfind("unavailable: cuBLAS not found: /nonexistent/libcublas.so.13", 0), 0u)
+  EXPECT_EQ(render(loaded.error()).rfind("unavailable: cuBLAS not found: /nonexistent/libcublas.so.13", 0), 0u)
       << loaded.error().message;
   EXPECT_NE(loaded.error().message.find("set PTXFORGE_LIBCUBLAS"), std::string::npos);
 }
@@ -261,7 +261,7 @@ TEST(NoDriver, WorkerAnswersALibraryCallWithNoGpu) {
   Result<protocol::Response> answer = worker.call(request, 60'000);
   ASSERT_TRUE(answer) << answer.error().message;
   EXPECT_EQ(answer->status, ExecErrorKind::NoDevice);
-  EXPECT_EQ(answer->message.rfind("no GPU: ", 0), 0u) << answer->message;
+  EXPECT_FALSE(answer->message.empty()); // the driver's reason, without the code (the status byte)
   EXPECT_TRUE(worker.running()); // an ordinary error answer keeps the worker
 }
 

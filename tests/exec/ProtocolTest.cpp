@@ -49,7 +49,8 @@ Request sampleRequest() {
 Response sampleResponse() {
   Response response;
   response.status = ExecErrorKind::Crashed;
-  response.message = "crashed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered) in cuCtxSynchronize";
+  response.message = "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered) in cuCtxSynchronize";
+  response.line = 12;
   response.handle = 99;
   response.data = {9, 8, 7};
   response.timings = {0.125f, 0.25f};
@@ -109,7 +110,7 @@ TEST(Protocol, LibraryCallRequestsRoundTrip) {
 TEST(Protocol, UnavailableStatusRoundTrips) {
   Response response;
   response.status = ExecErrorKind::Unavailable;
-  response.message = "unavailable: cuBLAS not found: libcublas.so.13: cannot open shared object file";
+  response.message = "cuBLAS not found: libcublas.so.13: cannot open shared object file";
   Result<Response> decoded = decodeResponse(encode(response));
   ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(*decoded, response);

@@ -32,7 +32,10 @@ void setError(Response &response, const Error &error) {
   response.status = execErrorKindOf(error);
   if (response.status == ExecErrorKind::None)
     response.status = ExecErrorKind::Internal;
-  response.message = error.message;
+  // The status byte is the code; an Error from outside the executor layer
+  // (no executor code) travels as Internal with its code kept in the text.
+  response.message = response.status == execErrorKindOf(error) ? error.message : render(error);
+  response.line = error.line;
 }
 
 class Worker {
