@@ -248,7 +248,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
                                      resumeRun ? "resuming run " + std::to_string(*resumeRun) : "starting"));
     solve::SolveContext solveContext{*task,          context.backend,  context.modelSpec, context.executor,
                                      context.store,  context.templates, context.provenance, {},
-                                     context.stop};
+                                     context.stop, {}};
     solveContext.provenance["task_level"] = task->level;
     solveContext.provenance["eval"] = evalId;
     // Linked as soon as it exists: a resume after a kill finds it (and its answers).
