@@ -7,7 +7,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-packages=(build-essential cmake ninja-build clang python3 python3-pip
+packages=(build-essential cmake ninja-build ccache clang python3 python3-pip
           libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev)

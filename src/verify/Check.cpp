@@ -1577,7 +1577,11 @@ nlohmann::json toJson(const CheckResult &result) {
 }
 
 std::string formatText(const CheckResult &result) {
-  std::string out = fmt::format("{}: {}\n", verdictName(result.verdict), result.summary);
+  // Summaries that already open with the verdict ("wrong on ...", "rejected: ...")
+  // are not prefixed with it a second time.
+  const std::string name = verdictName(result.verdict);
+  const bool named = result.summary.rfind(name, 0) == 0;
+  std::string out = named ? result.summary + "\n" : fmt::format("{}: {}\n", name, result.summary);
   out += fmt::format("  task {} on {} ({}), seed {}, stage reached: {}\n", result.task,
                      result.device.empty() ? "no device" : result.device, result.arch, result.seed,
                      stageName(result.stage));
