@@ -1208,10 +1208,13 @@ std::vector<Diagnostic> lint(const Module &module, const LintOptions &options) {
 }
 
 std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &options) {
-  ParseResult parsed = parse(source, DiagnosticLimits::unlimited());
+  return lintParsed(parse(source, DiagnosticLimits::unlimited()), options);
+}
+
+std::vector<Diagnostic> lintParsed(const ParseResult &parsed, const LintOptions &options) {
   std::vector<uint32_t> syntaxLines;
   for (const Diagnostic &d : parsed.diagnostics) syntaxLines.push_back(d.line ? d.line : UINT32_MAX);
-  std::vector<Diagnostic> diagnostics = std::move(parsed.diagnostics);
+  std::vector<Diagnostic> diagnostics = parsed.diagnostics;
   std::vector<Diagnostic> lintDiagnostics = Linter(parsed.module, options, std::move(syntaxLines)).run();
   diagnostics.insert(diagnostics.end(), std::make_move_iterator(lintDiagnostics.begin()),
                      std::make_move_iterator(lintDiagnostics.end()));

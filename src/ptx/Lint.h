@@ -5,6 +5,7 @@
 
 #include "ptx/Ast.h"
 #include "ptx/Diagnostic.h"
+#include "ptx/Parser.h"
 
 #include <string_view>
 #include <vector>
@@ -26,5 +27,9 @@ std::vector<Diagnostic> lint(const Module &module, const LintOptions &options = 
 /// Parse + lint in one call: syntax diagnostics and lint diagnostics, sorted
 /// by location, then shortened by `options.limits` as one list.
 std::vector<Diagnostic> lintSource(std::string_view source, const LintOptions &options = {});
+
+/// What lintSource gives for the text `parsed` came from, without parsing it
+/// again (parse it with DiagnosticLimits::unlimited() for the same result).
+std::vector<Diagnostic> lintParsed(const ParseResult &parsed, const LintOptions &options = {});
 
 } // namespace ptxforge::ptx

@@ -3,6 +3,8 @@
 // logs, crashes and limits turned into a CompileResult.
 #include "toolchain/Compiler.h"
 
+#include "ptx/Parser.h"
+
 #include "toolchain/CompileBackend.h"
 #include "toolchain/CompileWorker.h"
 #include "toolchain/LogParser.h"
@@ -303,45 +305,12 @@ std::optional<std::string> findPtxas() {
 }
 
 std::vector<std::string> entryNames(std::string_view ptx) {
+  // The PTX front end's tree, not a scanner of its own: comments, strings and
+  // nesting are handled where they are for every other reader.
   std::vector<std::string> names;
-  auto isIdentifierChar = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
-  };
-  size_t i = 0;
-  while (i < ptx.size()) {
-    if (ptx.compare(i, 2, "//") == 0) {
-      i = ptx.find('\n', i);
-      if (i == std::string_view::npos)
-        break;
-      continue;
-    }
-    if (ptx.compare(i, 2, "/*") == 0) {
-      i = ptx.find("*/", i + 2);
-      if (i == std::string_view::npos)
-        break;
-      i += 2;
-      continue;
-    }
-    if (ptx[i] == '"') { // string literals (e.g. in .pragma) cannot hide a directive
-      size_t close = ptx.find('"', i + 1);
-      i = close == std::string_view::npos ? ptx.size() : close + 1;
-      continue;
-    }
-    const bool atToken = i == 0 || !isIdentifierChar(ptx[i - 1]);
-    if (atToken && ptx.compare(i, 6, ".entry") == 0 && i + 6 < ptx.size() && !isIdentifierChar(ptx[i + 6])) {
-      size_t j = i + 6;
-      while (j < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[j])))
-        ++j;
-      size_t begin = j;
-      while (j < ptx.size() && isIdentifierChar(ptx[j]))
-        ++j;
-      if (j > begin)
-        names.emplace_back(ptx.substr(begin, j - begin));
-      i = j;
-      continue;
-    }
-    ++i;
-  }
+  for (const ptx::TopLevel &item : ptx::parse(ptx).module.items)
+    if (item.kind == ptx::TopLevel::Kind::Function && item.function.isEntry)
+      names.push_back(item.function.name);
   return names;
 }
 

@@ -835,7 +835,9 @@ std::optional<Stage> parseStage(std::string_view name) {
 Candidate Candidate::fromText(std::string text, const tasks::TaskSpec &task) {
   Candidate candidate;
   candidate.text = std::move(text);
-  candidate.parsed = ptx::parse(candidate.text);
+  // Parsed once for the whole gate: the lint, the gate's checks, the
+  // directives' entry and the module variables all read this tree.
+  candidate.parsed = ptx::parse(candidate.text, ptx::DiagnosticLimits::unlimited());
   candidate.directives = tasks::parseLaunchDirectives(candidate.text, task.symbols);
   for (const ptx::TopLevel &item : candidate.parsed.module.items) {
     if (item.kind == ptx::TopLevel::Kind::Function && item.function.isEntry)
@@ -1257,7 +1259,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   // 1. Lint: the PTX itself, the launch directives, the gate's own checks.
   result.stage = Stage::Lint;
   Clock::time_point start = Clock::now();
-  result.diagnostics = ptx::lintSource(candidate.text);
+  result.diagnostics = ptx::lintParsed(candidate.parsed);
   for (const ptx::Diagnostic &d : candidate.directives.diagnostics) result.diagnostics.push_back(d);
   for (ptx::Diagnostic &d : gateChecks(task, candidate.parsed.module)) result.diagnostics.push_back(std::move(d));
   result.times.lint = millisSince(start);
