@@ -1,10 +1,11 @@
-// Implementation of `ptxforge tasks` and `ptxforge task show`.
+// Implementation of `ptxforge tasks`, `ptxforge task show` and `ptxforge task audit`.
 #include "TaskCommands.h"
 
 #include "GateOptions.h"
 #include "Output.h"
 #include "tasks/Expression.h"
 #include "tasks/TaskSpec.h"
+#include "verify/Audit.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -337,6 +338,68 @@ void addTasksDir(CLI::App *command, TaskOptions &options) {
                       "(repeatable)");
 }
 
+/// `task audit`: the gate flags it takes, and its own.
+struct AuditCli {
+  GateFlags gate;
+  std::vector<std::string> names;
+  uint64_t seed = verify::AuditOptions{}.seed;
+  bool noMutants = false;
+};
+
+/// The audit table: one row per task, then every finding, note and mutant
+/// that was not caught, so that a failing CI log says what to fix.
+std::string auditTable(const std::vector<verify::AuditReport> &reports) {
+  std::vector<std::vector<std::string>> rows = {{"TASK", "SHAPES", "TRIALS", "FINDINGS", "NOTES", "MUTANTS", "RESULT"}};
+  for (const verify::AuditReport &report : reports) {
+    size_t caught = static_cast<size_t>(
+        std::count_if(report.mutants.begin(), report.mutants.end(), [](const auto &m) { return m.caught; }));
+    rows.push_back({report.task, std::to_string(report.shapes.size()), std::to_string(report.trials),
+                    std::to_string(report.findingCount()), std::to_string(report.noteCount()),
+                    report.mutants.empty() ? std::string("none") : fmt::format("{}/{} caught", caught, report.mutants.size()),
+                    report.passed() ? "ok" : "FAIL"});
+  }
+  std::string out = tableText(rows);
+  for (const verify::AuditReport &report : reports) {
+    std::string details = verify::formatText(report);
+    if (!details.empty()) out += "\n" + details;
+  }
+  size_t failed = static_cast<size_t>(
+      std::count_if(reports.begin(), reports.end(), [](const verify::AuditReport &r) { return !r.passed(); }));
+  return out + fmt::format("\n{} task{} audited, {} failed\n", reports.size(), reports.size() == 1 ? "" : "s", failed);
+}
+
+int runAudit(const AuditCli &cli) {
+  const std::string &format = cli.gate.format;
+  Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
+  if (!suite) return fail(format, suite.error());
+  Result<std::vector<const tasks::TaskSpec *>> selected = selectTasks(*suite, cli.names, 0);
+  if (!selected) return fail(format, selected.error());
+  std::string unavailable;
+  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, unavailable);
+  if (!executor) return fail(format, makeError(ErrorKind::ToolMissing, "task audit needs an executor: " + unavailable));
+  verify::AuditOptions options;
+  options.arch = cli.gate.arch;
+  options.seed = cli.seed;
+  options.mutants = !cli.noMutants;
+  options.launchTimeoutMs = cli.gate.launchTimeoutMs;
+  std::vector<verify::AuditReport> reports;
+  for (const tasks::TaskSpec *task : *selected) {
+    Result<verify::AuditReport> report = verify::auditTask(*task, *executor, options);
+    if (!report) return fail(format, report.error(), kExitUsage, {{"task", task->name}});
+    reports.push_back(std::move(*report));
+  }
+  bool passed = std::all_of(reports.begin(), reports.end(), [](const verify::AuditReport &r) { return r.passed(); });
+  if (format == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const verify::AuditReport &report : reports) all.push_back(verify::toJson(report));
+    std::cout << nlohmann::json{{"passed", passed}, {"device", executor->properties().name}, {"tasks", all}}.dump(2)
+              << '\n';
+  } else {
+    std::cout << auditTable(reports);
+  }
+  return passed ? kExitOk : kExitErrors;
+}
+
 } // namespace
 
 void registerTaskCommands(CLI::App &app, int &exitCode) {
@@ -357,6 +420,16 @@ void registerTaskCommands(CLI::App &app, int &exitCode) {
   addTasksDir(show, *options);
   addFormatFlag(show, options->format);
   show->callback([options, &exitCode] { exitCode = runShow(*options); });
+
+  auto audit = std::make_shared<AuditCli>();
+  CLI::App *auditCommand = task->add_subcommand(
+      "audit", "Check that tasks discriminate: reference outputs not degenerate, every mutant judged wrong");
+  auditCommand->add_option("names", audit->names, "Task names (default: every task)");
+  addGateFlags(auditCommand, audit->gate, kArchFlag | kTimeoutFlag | kExecutorFlag | kTasksDirFlag | kFormatFlag);
+  auditCommand->add_option("--seed", audit->seed, "Input seed of the reference runs and the mutants' checks")
+      ->capture_default_str();
+  auditCommand->add_flag("--no-mutants", audit->noMutants, "Audit the reference's outputs only");
+  auditCommand->callback([audit, &exitCode] { exitCode = runAudit(*audit); });
 }
 
 } // namespace ptxforge::cli
