@@ -30,7 +30,8 @@ nlohmann::json optionsToJson(const EvalOptions &options) {
           {"arch", options.arch},
           {"trials", options.trials},
           {"timing_rounds", options.timingRounds},
-          {"launch_timeout_ms", options.launchTimeoutMs}};
+          {"launch_timeout_ms", options.launchTimeoutMs},
+          {"no_sass", options.noSass}};
 }
 
 Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
@@ -57,6 +58,7 @@ Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
     options.trials = json.at("trials").get<int>();
     options.timingRounds = json.at("timing_rounds").get<int>();
     options.launchTimeoutMs = json.at("launch_timeout_ms").get<uint32_t>();
+    options.noSass = json.value("no_sass", false); // evals recorded before --no-sass existed had SASS
     return options;
   } catch (const nlohmann::json::exception &error) {
     return makeError(ErrorKind::InvalidInput, std::string("eval parameters: ") + error.what());
@@ -242,6 +244,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.check.timingRounds = options.timingRounds;
     solveOptions.check.launchTimeoutMs = options.launchTimeoutMs;
     solveOptions.check.benchmark = !emulated;
+    solveOptions.noSass = options.noSass;
 
     if (context.onProgress)
       context.onProgress(fmt::format("[{}/{}] {}: {}", index + 1, selected->size(), task->name,

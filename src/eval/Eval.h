@@ -44,6 +44,7 @@ struct EvalOptions {
   int trials = 3;
   int timingRounds = 10;
   uint32_t launchTimeoutMs = 10'000;
+  bool noSass = false;             ///< SolveOptions::noSass for every task (--no-sass)
 };
 
 nlohmann::json optionsToJson(const EvalOptions &options);

@@ -60,6 +60,7 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
       {"max_candidates_total", options.maxCandidatesTotal},
       {"objective", options.objective},
       {"arch", options.arch},
+      {"no_sass", options.noSass},
       {"check",
        {{"shapes", options.check.shapeIndices},
         {"seed", options.check.seed ? nlohmann::json(*options.check.seed) : nlohmann::json(nullptr)},
@@ -98,6 +99,7 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.maxCandidatesTotal = json.at("max_candidates_total").get<int>();
     options.objective = json.at("objective").get<std::string>();
     options.arch = json.at("arch").get<std::string>();
+    options.noSass = json.value("no_sass", false); // runs recorded before --no-sass existed had SASS
     const nlohmann::json &check = json.at("check");
     options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
     options.check.seed.reset();
@@ -222,7 +224,7 @@ public:
     options_.concurrency = std::max(1, options_.concurrency);
     options_.check.arch = options_.arch;
     slots_.resize(static_cast<size_t>(options_.candidates));
-    nvdisasm_ = toolchain::findNvdisasm().has_value();
+    nvdisasm_ = !options_.noSass && toolchain::findNvdisasm().has_value();
   }
 
   Result<void> prepareReference(nlohmann::json &referenceSummary) {
@@ -848,7 +850,8 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     provenance["driver_version"] = device.driverVersion;
     provenance["arch"] = options.arch;
     provenance["backend"] = context.backend.describe();
-    if (std::optional<std::string> nvdisasm = toolchain::findNvdisasm()) provenance["nvdisasm"] = *nvdisasm;
+    if (!options.noSass)
+      if (std::optional<std::string> nvdisasm = toolchain::findNvdisasm()) provenance["nvdisasm"] = *nvdisasm;
     run.provenance = std::move(provenance);
     run.summary = {{"owner", (*owner)->identity()}};
     Result<int64_t> created = context.store.createRun(run);

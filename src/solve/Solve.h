@@ -62,6 +62,9 @@ struct SolveOptions {
   std::string objective;                ///< what optimize aims for; empty: the template's default
   std::string arch = "sm_90";           ///< the target the prompts name and the gate compiles for
   verify::CheckOptions check;           ///< how each candidate is checked (shapes, trials, timing)
+  /// Skip nvdisasm: no SASS statistics in results and the reference summary,
+  /// and duplicates are found by PTX hash only (--no-sass).
+  bool noSass = false;
 };
 
 /// The solve options a run records (its `parameters`), and back, for resume.

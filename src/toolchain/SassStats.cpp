@@ -7,6 +7,7 @@
 // so no text scraping is needed.
 #include "toolchain/SassStats.h"
 
+#include "toolchain/SassCache.h"
 #include "toolchain/Subprocess.h"
 
 #include <nlohmann/json.hpp>
@@ -186,6 +187,24 @@ Result<SassStats> sassStatsFromJson(const std::string &nvdisasmJson) {
   return stats;
 }
 
+/// Runs `nvdisasm -json` on the cubin (no cache).
+static Result<SassStats> disassemble(const std::string &nvdisasmPath, const std::vector<uint8_t> &cubin) {
+  Result<TempFile> file = TempFile::create(".cubin");
+  if (!file)
+    return file.error();
+  if (Result<void> written =
+          file->write(std::string_view(reinterpret_cast<const char *>(cubin.data()), cubin.size()));
+      !written)
+    return written.error();
+  Result<ProcessResult> run = runProcess({nvdisasmPath, "-json", file->path()});
+  if (!run)
+    return run.error();
+  if (run->exitCode != 0)
+    return makeError(ErrorKind::Io, nvdisasmPath + " -json exited with status " + std::to_string(run->exitCode) +
+                                        ": " + run->standardError);
+  return sassStatsFromJson(run->standardOutput);
+}
+
 Result<SassStats> sassStats(const std::vector<uint8_t> &cubin) {
   std::optional<std::string> nvdisasm = findNvdisasm();
   if (!nvdisasm)
@@ -194,20 +213,17 @@ Result<SassStats> sassStats(const std::vector<uint8_t> &cubin) {
                      "or `pip install nvidia-cuda-nvdisasm` (a version that supports -json, e.g. 13.x)");
   if (cubin.empty())
     return makeError(ErrorKind::InvalidInput, "sassStats: empty cubin");
-  Result<TempFile> file = TempFile::create(".cubin");
-  if (!file)
-    return file.error();
-  if (Result<void> written =
-          file->write(std::string_view(reinterpret_cast<const char *>(cubin.data()), cubin.size()));
-      !written)
-    return written.error();
-  Result<ProcessResult> run = runProcess({*nvdisasm, "-json", file->path()});
-  if (!run)
-    return run.error();
-  if (run->exitCode != 0)
-    return makeError(ErrorKind::Io, *nvdisasm + " -json exited with status " + std::to_string(run->exitCode) +
-                                        ": " + run->standardError);
-  return sassStatsFromJson(run->standardOutput);
+  // nvdisasm is most of an emulator eval's time, and the same cubin comes back
+  // often (duplicate candidates, the reference in every run, repeated evals).
+  const SassCacheLimits limits = SassCacheLimits::fromEnvironment();
+  const std::string key = sassCacheKey(cubin);
+  const std::string tool = toolIdentity(*nvdisasm);
+  if (std::optional<SassStats> cached = lookupSassStats(key, tool, limits))
+    return std::move(*cached);
+  Result<SassStats> stats = disassemble(*nvdisasm, cubin);
+  // Failures are not remembered: nvdisasm may have been killed or out of memory.
+  if (stats) rememberSassStats(key, tool, *stats, limits);
+  return stats;
 }
 
 } // namespace ptxforge::toolchain

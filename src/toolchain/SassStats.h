@@ -46,6 +46,9 @@ struct SassStats {
 std::optional<std::string> findNvdisasm();
 
 /// Disassembles `cubin` with `nvdisasm -json` and counts its instructions.
+/// Cached by the cubin's SHA-256 (SassCache.h): a cubin seen before, in this
+/// process or (through the user cache folder) an earlier one, does not run
+/// nvdisasm again. $PTXFORGE_SASS_CACHE=0 turns that off.
 /// ErrorKind::ToolMissing when nvdisasm is not available (with how to get
 /// it); ErrorKind::Io/Internal when it runs but fails or prints unexpected JSON.
 Result<SassStats> sassStats(const std::vector<uint8_t> &cubin);

@@ -39,6 +39,7 @@ struct EvalCli {
   std::string outDir;
   std::optional<int64_t> resume;
   bool quiet = false;
+  bool noSass = false;
   // show / compare / leaderboard
   int64_t evalId = 0;
   std::string a, b;
@@ -113,6 +114,7 @@ Result<eval::EvalOptions> evalOptionsFrom(const EvalCli &cli, const exec::Execut
   options.trials = cli.gate.trials;
   options.timingRounds = cli.gate.timingRounds;
   options.launchTimeoutMs = cli.gate.launchTimeoutMs;
+  options.noSass = cli.noSass;
   return options;
 }
 
@@ -169,11 +171,20 @@ int runEvalCommand(const EvalCli &cli) {
   return kExitOk;
 }
 
-/// An eval id in the store, or a path to an eval.json.
-Result<nlohmann::json> loadDocument(store::Store &store, const std::string &which) {
+/// An eval id in the store, or a path to an eval.json. The store is opened
+/// (read-only) only for an id, so that two files compare without one.
+Result<nlohmann::json> loadDocument(std::unique_ptr<store::Store> &store, const std::string &storePath,
+                                    const std::string &which) {
   char *end = nullptr;
   long long id = std::strtoll(which.c_str(), &end, 10);
-  if (!which.empty() && *end == '\0') return eval::evalDocument(store, id);
+  if (!which.empty() && *end == '\0') {
+    if (!store) {
+      Result<std::unique_ptr<store::Store>> opened = openStoreForReading(storePath);
+      if (!opened) return opened.error();
+      store = std::move(opened.value());
+    }
+    return eval::evalDocument(*store, id);
+  }
   std::ifstream in(which, std::ios::binary);
   if (!in) return makeError(ErrorKind::Io, "'" + which + "' is neither an eval id nor a readable file");
   nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
@@ -184,7 +195,7 @@ Result<nlohmann::json> loadDocument(store::Store &store, const std::string &whic
 
 int runShow(const EvalCli &cli) {
   const std::string &format = cli.gate.format;
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStoreForReading(cli.storePath);
   if (!store) return fail(format, store.error());
   Result<nlohmann::json> document = eval::evalDocument(**store, cli.evalId);
   if (!document) return fail(format, document.error());
@@ -199,11 +210,10 @@ int runShow(const EvalCli &cli) {
 
 int runCompare(const EvalCli &cli) {
   const std::string &format = cli.gate.format;
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
-  if (!store) return fail(format, store.error());
-  Result<nlohmann::json> a = loadDocument(**store, cli.a);
+  std::unique_ptr<store::Store> store;
+  Result<nlohmann::json> a = loadDocument(store, cli.storePath, cli.a);
   if (!a) return fail(format, a.error());
-  Result<nlohmann::json> b = loadDocument(**store, cli.b);
+  Result<nlohmann::json> b = loadDocument(store, cli.storePath, cli.b);
   if (!b) return fail(format, b.error());
   if (format == "json")
     std::cout << nlohmann::json{{"a", *a}, {"b", *b}, {"markdown", eval::compareMarkdown(*a, *b)}}.dump(2) << '\n';
@@ -222,7 +232,7 @@ std::vector<std::string> knownSuites(const std::vector<store::EvalRecord> &recor
 
 int runLeaderboard(const EvalCli &cli) {
   const std::string &format = cli.gate.format;
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStoreForReading(cli.storePath);
   if (!store) return fail(format, store.error());
   Result<std::vector<store::EvalRecord>> records = (*store)->evals();
   if (!records) return fail(format, records.error());
@@ -287,6 +297,7 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   evalCommand->add_option("--out", cli.outDir, "Where eval.json/.md/.html go (default: eval-N beside the store)");
   evalCommand->add_option("--resume", cli.resume, "Resume eval N (after an interruption, or with batch results)");
   evalCommand->add_flag("--quiet,-q", cli.quiet, "No per-task progress on stderr");
+  evalCommand->add_flag("--no-sass", cli.noSass, "Do not run nvdisasm: no SASS statistics, duplicates by PTX only");
   evalCommand->callback([&exitCode, shared, evalCommand] {
     if (!evalCommand->get_subcommands().empty()) return; // a subcommand ran
     exitCode = runEvalCommand(*shared);

@@ -69,12 +69,18 @@ void addStoreFlag(CLI::App *command, std::string &path) {
   command->add_option("--store", path, "Run database (default: ptxforge-runs/runs.db)")->envname("PTXFORGE_STORE");
 }
 
+std::string storePathOrDefault(const std::string &path) {
+  if (!path.empty()) return path;
+  const char *env = std::getenv("PTXFORGE_STORE");
+  return env && *env ? env : "ptxforge-runs/runs.db";
+}
+
+Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &path) {
+  return store::Store::openReadOnly(storePathOrDefault(path));
+}
+
 Result<std::unique_ptr<store::Store>> openStore(const std::string &path) {
-  std::string chosen = path;
-  if (chosen.empty()) {
-    const char *env = std::getenv("PTXFORGE_STORE");
-    chosen = env && *env ? env : "ptxforge-runs/runs.db";
-  }
+  std::string chosen = storePathOrDefault(path);
   std::filesystem::path parent = std::filesystem::path(chosen).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);

@@ -37,9 +37,15 @@ Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::st
 
 /// --store with $PTXFORGE_STORE as its twin.
 void addStoreFlag(CLI::App *command, std::string &path);
-/// Opens the store at `path` (empty: $PTXFORGE_STORE, else ptxforge-runs/runs.db),
-/// creating its folder.
+/// `path`, or when empty $PTXFORGE_STORE, else ptxforge-runs/runs.db.
+std::string storePathOrDefault(const std::string &path);
+/// Opens the store at storePathOrDefault(path) for writing, creating it and its folder.
+/// Only the commands that record something (solve, eval) use this.
 Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
+/// Opens an existing store for the commands that only read it (runs, show,
+/// report, eval show/compare/leaderboard): no file or folder is created;
+/// a missing one is InvalidInput "no run store at PATH".
+Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &path);
 
 /// --strategy of solve and eval: the first attempt's strategies (zero-shot,
 /// spec, few-shot, skeleton), zero-shot added when missing. Repair and

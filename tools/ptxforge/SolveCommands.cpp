@@ -62,6 +62,7 @@ struct SolveCli {
   std::string outDir;
   std::optional<int64_t> resume;
   bool quiet = false;
+  bool noSass = false;
   // runs / show / report
   int64_t runId = 0;
   size_t limit = 20;
@@ -149,6 +150,7 @@ Result<solve::SolveOptions> solveOptionsFrom(const SolveCli &cli, const tasks::T
   if (!shapes) return shapes.error();
   options.check.shapeIndices = *shapes;
   options.check.benchmark = !emulated;
+  options.noSass = cli.noSass;
   return options;
 }
 
@@ -250,7 +252,7 @@ int runSolve(const SolveCli &cli) {
 }
 
 int runRuns(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStoreForReading(cli.storePath);
   if (!store) return fail(cli.gate.format, store.error());
   Result<std::vector<store::RunRecord>> runs = (*store)->runs(cli.limit);
   if (!runs) return fail(cli.gate.format, runs.error());
@@ -264,7 +266,7 @@ int runRuns(const SolveCli &cli) {
 }
 
 int runShow(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStoreForReading(cli.storePath);
   if (!store) return fail(cli.gate.format, store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
   if (!data) return fail(cli.gate.format, data.error());
@@ -276,7 +278,7 @@ int runShow(const SolveCli &cli) {
 }
 
 int runReport(const SolveCli &cli) {
-  Result<std::unique_ptr<store::Store>> store = openStore(cli.storePath);
+  Result<std::unique_ptr<store::Store>> store = openStoreForReading(cli.storePath);
   if (!store) return fail("text", store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
   if (!data) return fail("text", data.error());
@@ -339,6 +341,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
                                                 "(default: run-N beside the store)");
   solveCommand->add_option("--resume", cli.resume, "Resume run N (after an interruption, or with batch results)");
   solveCommand->add_flag("--quiet,-q", cli.quiet, "No live progress on stderr");
+  solveCommand->add_flag("--no-sass", cli.noSass, "Do not run nvdisasm: no SASS statistics, duplicates by PTX only");
   solveCommand->callback([&exitCode, shared, solveCommand] {
     for (const char *name : {"rounds", "max-total-tokens", "time-limit", "max-candidates"})
       if (solveCommand->count(std::string("--") + name) > 0) shared->given.insert(name);
