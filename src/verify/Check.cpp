@@ -1307,7 +1307,9 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
     ok = primary.correctness(trials);
   }
   if (!ok) return ok.error();
-  if (!*ok) return finish(result.verdict, Stage::Execute, "");
+  // A launch directive that does not work for a shape is a lint error, found
+  // while resolving the shapes' launches: the stage says lint, not execute.
+  if (!*ok) return finish(result.verdict, result.verdict == Verdict::LintError ? Stage::Lint : Stage::Execute, "");
 
   // 4. On a GPU machine, the emulator's sanitizers as a second opinion
   // (memory, races within and across CTAs, initialization, barriers).
