@@ -5,6 +5,7 @@
 #include "Commands.h"
 #include "EvalCommands.h"
 #include "Output.h"
+#include "RunCommand.h"
 #include "SolveCommands.h"
 #include "TaskCommands.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerTaskCommands(app, exitCode);
   ptxforge::cli::registerSolveCommands(app, exitCode);
   ptxforge::cli::registerEvalCommands(app, exitCode);
+  ptxforge::cli::registerRunCommand(app, exitCode);
   ptxforge::cli::ignoreSigpipe();
 
   try {
