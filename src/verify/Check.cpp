@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -40,10 +41,6 @@ namespace ptxforge::verify {
 
 namespace {
 
-/// Bytes of guard zone on each side of every buffer. A multiple of 256 keeps
-/// the data 256-byte aligned, as cuMemAlloc's own pointers are, so vectorized
-/// candidates are not punished for assuming the usual alignment.
-constexpr uint64_t kGuardBytes = 1024;
 /// Canary allocations made just before and after the candidate's buffers: a
 /// write that jumps over a guard zone lands in one of them.
 constexpr uint64_t kCanaryBytes = 64 * 1024;
@@ -65,6 +62,11 @@ struct CheckSecrets {
   uint8_t guardByte = 0;
   uint8_t canaryByte = 0;
   uint64_t poisonSalt = 0;
+  /// Bytes of guard zone on each side of every buffer: a multiple of 256 (the
+  /// data stays as aligned as cuMemAlloc's own pointers, so vectorized
+  /// candidates are not punished) from 512 to 2048, so that where a buffer
+  /// starts within its allocation tells a kernel nothing.
+  uint64_t guardBytes = 1024;
 
   explicit CheckSecrets(uint64_t checkSeed) : seed(checkSeed) {
     uint64_t state = checkSeed ^ 0x5ec2e75ull;
@@ -72,23 +74,40 @@ struct CheckSecrets {
     guardByte = static_cast<uint8_t>(1 + tasks::splitmix64(state) % 254);
     canaryByte = static_cast<uint8_t>(1 + tasks::splitmix64(state) % 254);
     poisonSalt = tasks::splitmix64(state);
+    guardBytes = 512 + 256 * (tasks::splitmix64(state) % 7);
   }
 };
 
-/// One element of the poison an output of `type` holds before a launch: a NaN
-/// with a random sign and payload for floats (never equal to a finite
-/// reference value, and not a fixed pattern a kernel could test for), a random
-/// pattern for integers; a new one per (check, parameter, trial).
+/// One element of the poison an output of `type` holds before a launch, a new
+/// one per (check, parameter, trial), of three kinds in turn so that no single
+/// value tells a test from real use: a NaN with a random sign and payload for
+/// floats (a random pattern for integers), which no finite reference value
+/// equals; zeros, what freshly allocated memory often holds; and a random
+/// finite value of magnitude 64 to 4096 (a random pattern for integers).
 std::vector<uint8_t> poisonElement(tasks::ElementType type, uint64_t salt, std::string_view param, int trial) {
   uint64_t state = tasks::bufferSeed(salt, param, trial);
   uint64_t bits = tasks::splitmix64(state);
+  const uint64_t exponentStep = tasks::splitmix64(state) % 6; // 2^6 .. 2^11
   std::vector<uint8_t> element(tasks::elementSize(type));
-  switch (type) {
-  case tasks::ElementType::F64: bits = (bits & 0x800f'ffff'ffff'ffffull) | 0x7ff0'0000'0000'0001ull; break;
-  case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | 0x7f80'0001ull; break;
-  case tasks::ElementType::F16: bits = (bits & 0x83ffull) | 0x7c01ull; break;
-  case tasks::ElementType::BF16: bits = (bits & 0x807full) | 0x7f81ull; break;
-  default: break;
+  const int kind = ((trial % 3) + 3) % 3;
+  if (kind == 1) {
+    bits = 0;
+  } else if (kind == 0) {
+    switch (type) {
+    case tasks::ElementType::F64: bits = (bits & 0x800f'ffff'ffff'ffffull) | 0x7ff0'0000'0000'0001ull; break;
+    case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | 0x7f80'0001ull; break;
+    case tasks::ElementType::F16: bits = (bits & 0x83ffull) | 0x7c01ull; break;
+    case tasks::ElementType::BF16: bits = (bits & 0x807full) | 0x7f81ull; break;
+    default: break;
+    }
+  } else {
+    switch (type) {
+    case tasks::ElementType::F64: bits = (bits & 0x800f'ffff'ffff'ffffull) | ((1023 + 6 + exponentStep) << 52); break;
+    case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | ((127 + 6 + exponentStep) << 23); break;
+    case tasks::ElementType::F16: bits = (bits & 0x83ffull) | ((15 + 6 + exponentStep) << 10); break;
+    case tasks::ElementType::BF16: bits = (bits & 0x807full) | ((127 + 6 + exponentStep) << 7); break;
+    default: break;
+    }
   }
   std::memcpy(element.data(), &bits, element.size());
   return element;
@@ -187,10 +206,10 @@ public:
       Result<int64_t> count = tasks::evaluate(param.count, shape);
       if (!count) return count.error();
       uint64_t bytes = static_cast<uint64_t>(*count) * tasks::elementSize(param.type);
-      Result<exec::DeviceBuffer> buffer = executor_.allocateBuffer(bytes + 2 * kGuardBytes);
+      Result<exec::DeviceBuffer> buffer = executor_.allocateBuffer(bytes + 2 * secrets_.guardBytes);
       if (!buffer) return buffer.error();
       // The guard zones are out of bounds for executors that check accesses.
-      if (Result<void> ranged = executor_.setAccessibleRange(buffer->handle(), kGuardBytes, bytes); !ranged)
+      if (Result<void> ranged = executor_.setAccessibleRange(buffer->handle(), secrets_.guardBytes, bytes); !ranged)
         return ranged.error();
       if (param.role != tasks::ParamRole::Output) {
         if (!inputCache_[index])
@@ -199,29 +218,29 @@ public:
         side.inputs.back() = inputCache_[index];
       }
       if (pristine_[index]) {
-        if (Result<void> ok = executor_.memset(buffer->handle(), 0, secrets_.guardByte, kGuardBytes); !ok)
+        if (Result<void> ok = executor_.memset(buffer->handle(), 0, secrets_.guardByte, secrets_.guardBytes); !ok)
           return ok.error();
-        if (Result<void> ok = executor_.memset(buffer->handle(), kGuardBytes + bytes, secrets_.guardByte, kGuardBytes);
+        if (Result<void> ok = executor_.memset(buffer->handle(), secrets_.guardBytes + bytes, secrets_.guardByte, secrets_.guardBytes);
             !ok)
           return ok.error();
         if (bytes)
-          if (Result<void> ok = executor_.copyOnDevice(buffer->handle(), kGuardBytes, pristine_[index].handle(), 0, bytes);
+          if (Result<void> ok = executor_.copyOnDevice(buffer->handle(), secrets_.guardBytes, pristine_[index].handle(), 0, bytes);
               !ok)
             return ok.error();
       } else {
-        std::vector<uint8_t> image(bytes + 2 * kGuardBytes, secrets_.guardByte);
+        std::vector<uint8_t> image(bytes + 2 * secrets_.guardBytes, secrets_.guardByte);
         if (param.role == tasks::ParamRole::Output)
-          fillPattern(image.data() + kGuardBytes, bytes,
+          fillPattern(image.data() + secrets_.guardBytes, bytes,
                       poisonElement(param.type, secrets_.poisonSalt, param.name, trial));
         else
-          std::memcpy(image.data() + kGuardBytes, side.inputs.back()->data(),
+          std::memcpy(image.data() + secrets_.guardBytes, side.inputs.back()->data(),
                       std::min<uint64_t>(side.inputs.back()->size(), bytes));
         if (Result<void> copied = executor_.copyToDevice(buffer->handle(), 0, image.data(), image.size()); !copied)
           return copied.error();
         Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, bytes));
         if (!copy) return copy.error();
         if (bytes)
-          if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, buffer->handle(), kGuardBytes, bytes); !ok)
+          if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, buffer->handle(), secrets_.guardBytes, bytes); !ok)
             return ok.error();
         pristine_[index] = std::move(*copy);
       }
@@ -237,15 +256,22 @@ public:
     return side;
   }
 
-  Result<exec::PackedArgs> arguments(const SideBuffers &side, const tasks::Shape &shape) {
+  /// The kernel arguments for a side. Floating scalars given as literals in
+  /// task.toml (saxpy's a) take the task's value on trials 0, 3, ... and
+  /// -0.5x and 2x of it on the others (powers of two keep a value that is
+  /// exact in f16 exact), so a kernel that hard-codes the value fails.
+  Result<exec::PackedArgs> arguments(const SideBuffers &side, const tasks::Shape &shape, int trial = 0) {
     exec::KernelArgs args;
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
       if (param.isPointer) {
-        args.buffer(side.buffers[i].handle(), kGuardBytes);
+        args.buffer(side.buffers[i].handle(), secrets_.guardBytes);
         continue;
       }
-      Result<std::vector<std::byte>> bytes = tasks::scalarArgument(param, shape);
+      tasks::ParamSpec varied = param;
+      const int kind = ((trial % 3) + 3) % 3;
+      if (varied.floatValue && kind != 0) *varied.floatValue *= kind == 1 ? -0.5 : 2.0;
+      Result<std::vector<std::byte>> bytes = tasks::scalarArgument(varied, shape);
       if (!bytes) return bytes.error();
       args.raw(bytes->data(), bytes->size(), bytes->size());
     }
@@ -262,7 +288,7 @@ public:
       if (!param.isPointer) continue;
       if (!reports && !isOutput(param)) continue; // the reference's side: only its outputs matter
       uint64_t bytes = side.dataBytes[i];
-      std::vector<uint8_t> image(bytes + 2 * kGuardBytes);
+      std::vector<uint8_t> image(bytes + 2 * secrets_.guardBytes);
       if (Result<void> copied = executor_.copyToHost(image.data(), side.buffers[i].handle(), 0, image.size()); !copied)
         return copied.error();
       if (reports) {
@@ -272,13 +298,13 @@ public:
         report.param = param.name;
         report.isInput = isPureInput(param);
         const uint8_t guard = secrets_.guardByte;
-        for (uint64_t b = 0; b < kGuardBytes; ++b) {
+        for (uint64_t b = 0; b < secrets_.guardBytes; ++b) {
           if (image[b] != guard) {
             if (report.guardBytesBefore++ == 0 && report.guardDetail.empty())
               report.guardDetail = fmt::format("byte {} before the start of '{}' was overwritten (0x{:02x})",
-                                               kGuardBytes - b, param.name, image[b]);
+                                               secrets_.guardBytes - b, param.name, image[b]);
           }
-          uint8_t after = image[kGuardBytes + bytes + b];
+          uint8_t after = image[secrets_.guardBytes + bytes + b];
           if (after != guard) {
             if (report.guardBytesAfter++ == 0 && report.guardDetail.empty())
               report.guardDetail = fmt::format("byte {} after the end of '{}' was overwritten (0x{:02x})", b,
@@ -286,7 +312,7 @@ public:
           }
         }
         if (report.isInput && side.inputs[i] && side.inputs[i]->size() >= bytes) {
-          const uint8_t *now = image.data() + kGuardBytes;
+          const uint8_t *now = image.data() + secrets_.guardBytes;
           const auto *generated = reinterpret_cast<const uint8_t *>(side.inputs[i]->data());
           if (std::memcmp(now, generated, bytes) != 0) {
             size_t element = tasks::elementSize(param.type);
@@ -300,7 +326,7 @@ public:
         if (report.guardBytesBefore || report.guardBytesAfter || report.inputBytesChanged || isOutput(param))
           reports->push_back(std::move(report));
       }
-      if (isOutput(param)) outputs[i].assign(image.begin() + kGuardBytes, image.begin() + kGuardBytes + bytes);
+      if (isOutput(param)) outputs[i].assign(image.begin() + secrets_.guardBytes, image.begin() + secrets_.guardBytes + bytes);
     }
     if (reports) {
       for (const exec::DeviceBuffer *canary : {&side.canaryBefore, &side.canaryAfter}) {
@@ -396,7 +422,7 @@ public:
     if (auto found = referenceCache_.find(key); found != referenceCache_.end()) return &found->second;
     Result<SideBuffers> side = prepare(entry.shape, trial);
     if (!side) return side.error();
-    Result<exec::PackedArgs> args = arguments(*side, entry.shape);
+    Result<exec::PackedArgs> args = arguments(*side, entry.shape, trial);
     if (!args) return args.error();
     Clock::time_point start = Clock::now();
     Result<void> ran = executor_.launch(reference, toConfig(launch), *args);
@@ -474,7 +500,7 @@ public:
 
     Result<SideBuffers> side = prepare(shape, trial, /*canaries=*/true);
     if (!side) return side.error();
-    Result<exec::PackedArgs> args = arguments(*side, shape);
+    Result<exec::PackedArgs> args = arguments(*side, shape, trial);
     if (!args) return args.error();
     if (probe.empty()) {
       if (Result<void> ok = restoreModuleState(); !ok) return ok.error();
@@ -558,7 +584,7 @@ public:
         if (side.inputs[i])
           std::memcpy(image.data(), side.inputs[i]->data(), std::min(image.size(), side.inputs[i]->size()));
       }
-      if (Result<void> ok = executor_.copyToDevice(side.buffers[i].handle(), kGuardBytes, image.data(), image.size());
+      if (Result<void> ok = executor_.copyToDevice(side.buffers[i].handle(), secrets_.guardBytes, image.data(), image.size());
           !ok)
         return ok;
     }
@@ -586,8 +612,8 @@ public:
     if (!candidateSide) return candidateSide.error();
     Result<SideBuffers> referenceSide = prepare(shape, trial);
     if (!referenceSide) return referenceSide.error();
-    Result<exec::PackedArgs> candidateArgs = arguments(*candidateSide, shape);
-    Result<exec::PackedArgs> referenceArgs = arguments(*referenceSide, shape);
+    Result<exec::PackedArgs> candidateArgs = arguments(*candidateSide, shape, trial);
+    Result<exec::PackedArgs> referenceArgs = arguments(*referenceSide, shape, trial);
     if (!candidateArgs) return candidateArgs.error();
     if (!referenceArgs) return referenceArgs.error();
 
@@ -601,11 +627,11 @@ public:
         Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, side.dataBytes[i]));
         if (!copy) return copy.error();
         if (side.dataBytes[i])
-          if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, side.buffers[i].handle(), kGuardBytes,
+          if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, side.buffers[i].handle(), secrets_.guardBytes,
                                                        side.dataBytes[i]);
               !ok)
             return ok.error();
-        ops.push_back({side.buffers[i].handle(), kGuardBytes, copy->handle(), 0, side.dataBytes[i], 0});
+        ops.push_back({side.buffers[i].handle(), secrets_.guardBytes, copy->handle(), 0, side.dataBytes[i], 0});
         pristine.push_back(std::move(*copy));
       }
       if (withModule)
@@ -903,8 +929,11 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::
       if (statement.kind != ptx::Statement::Kind::Instruction) continue;
       for (const ptx::Operand &operand : statement.instruction.operands) {
         std::string base = operand.name.substr(0, operand.name.find('.'));
+        // %pm0..%pm7 (and their _64 forms) are performance counters: they
+        // count cycles or events as well as a clock does.
+        const bool counter = base.rfind("%pm", 0) == 0 && base.size() > 3 && std::isdigit(static_cast<unsigned char>(base[3]));
         if (base == "%clock" || base == "%clock64" || base == "%clock_hi" || base == "%globaltimer" ||
-            base == "%globaltimer_lo" || base == "%globaltimer_hi")
+            base == "%globaltimer_lo" || base == "%globaltimer_hi" || counter)
           diagnostics.push_back({"timer-read", ptx::Severity::Error, operand.loc.line, operand.loc.column,
                                  fmt::format("candidates may not read `{}`", operand.name),
                                  "remove the timer read: timing is measured by the gate"});
@@ -1411,7 +1440,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
         Gate &gate = *sides[i].gate;
         Result<SideBuffers> buffers = gate.prepare(shape, trial);
         if (!buffers) return buffers.error();
-        Result<exec::PackedArgs> args = gate.arguments(*buffers, shape);
+        Result<exec::PackedArgs> args = gate.arguments(*buffers, shape, trial);
         if (!args) return args.error();
         if (Result<void> ran = sides[i].executor.launch(sides[i].kernel, gate.toConfig(*launch), *args); !ran)
           return makeError(ErrorKind::Internal, fmt::format("the reference failed on {} ({}): {}",
@@ -1681,7 +1710,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
   if (!librarySide) return librarySide.error();
   exec::LibraryOperand *operands[] = {&call.a, &call.b, &call.c};
   for (size_t i = 0; i < operandParams.size(); ++i)
-    *operands[i] = {librarySide->buffers[operandParams[i]].handle(), kGuardBytes};
+    *operands[i] = {librarySide->buffers[operandParams[i]].handle(), secrets.guardBytes};
   if (Result<void> ran = executor.runLibraryCall(call); !ran) return ran.error();
   std::vector<OutputReport> guards;
   Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*librarySide, &guards);
