@@ -18,8 +18,17 @@
 #include <string>
 
 namespace ptxforge::toolchain {
+#if PTXFORGE_SANITIZED
+// Sanitizer builds: ASan intercepts malloc and needs terabytes of shadow
+// address space, so there is no malloc hook and no RLIMIT_AS; a memory blow-up
+// is stopped by the parent's deadline only.
+volatile sig_atomic_t gAllocationFailed = 0;
+constexpr bool kLimitAddressSpace = false;
+#else
 extern volatile sig_atomic_t gAllocationFailed; // AllocationWatch.cpp
-}
+constexpr bool kLimitAddressSpace = true;
+#endif
+} // namespace ptxforge::toolchain
 
 namespace {
 
@@ -52,7 +61,8 @@ protocol::Response serve(const protocol::Request &request) {
   const uint64_t fileLimit =
       request.maxOutputBytes == 0 ? 0 : std::max<uint64_t>(request.maxOutputBytes, request.ptx.size() + (1u << 20));
   setSoftLimit(RLIMIT_FSIZE, fileLimit);
-  setSoftLimit(RLIMIT_AS, request.memoryLimitBytes);
+  if (kLimitAddressSpace)
+    setSoftLimit(RLIMIT_AS, request.memoryLimitBytes);
   // A backstop for a parent that died mid-compile: the parent's deadline
   // normally fires first and kills this whole process group.
   if (request.timeoutMs > 0)
@@ -65,7 +75,8 @@ protocol::Response serve(const protocol::Request &request) {
   protocol::Response response;
   response.allocationFailed = gAllocationFailed != 0;
   // Answering needs memory of its own (a copy of the cubin): lift the limit.
-  setSoftLimit(RLIMIT_AS, 0);
+  if (kLimitAddressSpace)
+    setSoftLimit(RLIMIT_AS, 0);
   if (!raw) {
     response.isError = true;
     response.errorKind = raw.error().kind;
