@@ -11,7 +11,8 @@ import re
 import sys
 
 # Direct dependencies, lowest layer first:
-# support < ptx < toolchain < tasks < exec < emu < verify < llm/prompt < store < report < solve < eval.
+# support < ptx < toolchain < tasks < exec < emu < verify < llm/prompt < store < report < solve < eval;
+# serve (the gate as a service) sits on prompt and verify.
 # Where the design is stricter than the order (exec sits on toolchain, not tasks;
 # store needs only support), the design wins.
 DEPENDS = {
@@ -28,6 +29,7 @@ DEPENDS = {
     "report": ["store", "verify"],
     "solve": ["llm", "prompt", "verify", "store"],
     "eval": ["solve", "report"],
+    "serve": ["prompt", "verify"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([A-Za-z0-9_]+)/')

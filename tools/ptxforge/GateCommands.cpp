@@ -9,6 +9,7 @@
 #include "emu/EmuExecutor.h"
 #include "exec/IsolatedExecutor.h"
 #include "prompt/Extract.h"
+#include "serve/Gate.h"
 #include "ptx/Lint.h"
 #include "tasks/Reference.h"
 #include "verify/Ceilings.h"
@@ -57,69 +58,12 @@ struct ReferenceCli {
   std::string task;
 };
 
-/// Bare PTX starts (after blank and comment lines) with a directive; anything
-/// else is a model's answer, whose module prompt::extractPtx takes out.
-bool looksLikeBarePtx(std::string_view text) {
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t start = text.find_first_not_of(" \t\r\n", at);
-    if (start == std::string_view::npos) return true;
-    if (text.compare(start, 2, "//") != 0) return text[start] == '.';
-    at = text.find('\n', start);
-    if (at == std::string_view::npos) return true;
-  }
-  return true;
-}
-
-/// The candidate PTX of an input, and a line saying where it came from when
-/// it was taken out of an answer.
-struct Candidate {
-  std::string ptx;
-  std::optional<prompt::ExtractedPtx> extracted;
-};
-
-Result<Candidate> candidateOf(const Input &input) {
-  if (looksLikeBarePtx(input.text)) return Candidate{input.text, std::nullopt};
-  Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(input.text);
-  if (!extracted) return extracted.error();
-  std::string ptx = extracted->ptx;
-  return Candidate{std::move(ptx), std::move(*extracted)};
-}
-
-/// The check options of `check`: the gate flags, then this command's own.
-Result<verify::CheckOptions> checkOptionsFor(const CheckCli &cli, const tasks::TaskSpec &task, bool emulated) {
-  verify::CheckOptions options = checkOptionsFrom(cli.gate);
-  // The emulator checks the task's small shapes unless told otherwise.
-  Result<std::vector<size_t>> shapes = selectShapes(task, !cli.shapes.empty() ? cli.shapes : emulated ? "small" : "all");
-  if (!shapes) return shapes.error();
-  options.shapeIndices = *shapes;
-  options.seed = cli.seed;
-  options.benchmark = !cli.noBench;
-  options.lint = !cli.noLint;
-  options.drawnShapes = cli.drawnShapes;
-  for (const std::string &text : cli.extraShapes) {
-    Result<tasks::Shape> shape = parseShapeOption(task, text);
-    if (!shape) return shape.error();
-    options.extraShapes.push_back(std::move(*shape));
-  }
-  return options;
-}
-
-/// The summary without the verdict's name in front: formatText prints the
-/// verdict itself ("compile-error: compile-error: ..." otherwise).
-void dropVerdictPrefix(verify::CheckResult &result) {
-  std::string prefix = std::string(verify::verdictName(result.verdict)) + ": ";
-  while (result.summary.rfind(prefix, 0) == 0) result.summary.erase(0, prefix.size());
-}
-
-void printCheck(const CheckCli &cli, const Input &input, const Candidate &candidate, const verify::CheckResult &result) {
+void printCheck(const CheckCli &cli, const Input &input, const serve::AnswerPtx &candidate,
+                const serve::AnswerCheck &checked) {
+  const verify::CheckResult &result = checked.result;
   if (cli.gate.format == "json") {
-    nlohmann::json out = verify::toJson(result);
+    nlohmann::json out = serve::toJson(checked);
     out["file"] = input.name;
-    if (candidate.extracted)
-      out["extracted"] = {{"source", prompt::ptxSourceName(candidate.extracted->source)},
-                          {"first_line", candidate.extracted->firstLine},
-                          {"last_line", candidate.extracted->lastLine}};
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -132,52 +76,52 @@ void printCheck(const CheckCli &cli, const Input &input, const Candidate &candid
             << verify::formatText(result);
 }
 
+/// The request of `check`'s flags.
+serve::CheckRequest checkRequestFor(const CheckCli &cli, const Input &input) {
+  serve::CheckRequest request;
+  request.task = cli.task;
+  request.text = input.text;
+  request.shapes = cli.shapes;
+  request.extraShapes = cli.extraShapes;
+  request.seed = cli.seed;
+  request.trials = cli.gate.trials;
+  request.drawnShapes = cli.drawnShapes;
+  request.timingRounds = cli.gate.timingRounds;
+  request.launchTimeoutMs = cli.gate.launchTimeoutMs;
+  request.arch = cli.gate.arch;
+  request.benchmark = !cli.noBench;
+  request.lint = !cli.noLint;
+  request.sanitizer = !cli.noSanitizer;
+  return request;
+}
+
 int runCheck(const CheckCli &cli) {
   const std::string &format = cli.gate.format;
   Result<Input> input = readInput(cli.input);
   if (!input) return fail(format, input.error());
   nlohmann::json context = {{"file", input->name}, {"task", cli.task}};
-  Result<Candidate> candidate = candidateOf(*input);
+  // An answer without PTX is an error of the input here (the service and the
+  // reward make it the verdict no-ptx).
+  Result<serve::AnswerPtx> candidate = serve::ptxOfAnswer(input->text);
   if (!candidate) return fail(format, candidate.error(), kExitErrors, context);
   Result<tasks::Suite> suite = loadSuite(cli.gate.tasksDirs);
   if (!suite) return fail(format, suite.error(), kExitUsage, context);
   Result<const tasks::TaskSpec *> task = findTask(*suite, cli.task);
   if (!task) return fail(format, task.error(), kExitUsage, context);
 
-  std::string noExecutor;
-  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, noExecutor);
-  const bool emulated = executor && executor->moduleFormat() == exec::ModuleFormat::Ptx;
-  Result<verify::CheckOptions> options = checkOptionsFor(cli, **task, emulated);
-  if (!options) return fail(format, options.error(), kExitUsage, context);
-  // On a GPU machine the emulator's sanitizers are a second opinion that
-  // `correct` needs too; `--executor gpu` (or --no-sanitizer) runs the GPU alone.
-  std::unique_ptr<exec::Executor> sanitizer;
-  std::string sanitizerSkipped;
-  if (executor && !emulated) {
-    if (cli.gate.executor == "gpu" || cli.noSanitizer) {
-      sanitizerSkipped = "the emulator's sanitizers (memory, races, initialization) were not run: --executor auto runs them";
-    } else {
-      std::string unavailable;
-      sanitizer = createExecutor("emu", unavailable);
-      if (!sanitizer) sanitizerSkipped = "the emulator's sanitizers could not start: " + unavailable;
-      options->sanitizer = sanitizer.get();
-    }
+  // `--executor gpu` runs the GPU alone: the emulator's sanitizers are for `auto`.
+  serve::Gate gate({.executor = cli.gate.executor, .deviceOrdinal = 0, .sanitizer = cli.gate.executor != "gpu"});
+  Result<serve::AnswerCheck> checked = gate.check(**task, checkRequestFor(cli, *input));
+  if (!checked) {
+    // A bad --shape or --shapes is a usage error, like the flags CLI11 checks;
+    // anything else means the gate itself failed (no verdict).
+    if (checked.error().kind == ErrorKind::InvalidInput) return fail(format, checked.error(), kExitUsage, context);
+    return fail(format, checked.error(), kExitUsage, {{"file", input->name}, {"verdict", nullptr}});
   }
-  Result<verify::CheckResult> checked = verify::check(**task, candidate->ptx, executor.get(), *options);
-  if (!checked) return fail(format, checked.error(), kExitUsage, {{"file", input->name}, {"verdict", nullptr}});
-  verify::CheckResult &result = *checked;
-  dropVerdictPrefix(result);
-  if (!noExecutor.empty() && result.verdict == verify::Verdict::NotVerified) result.summary += " (" + noExecutor + ")";
-  if (!sanitizerSkipped.empty())
-    result.diagnostics.push_back({"sanitizer-skipped", ptx::Severity::Warning, 1, 1, sanitizerSkipped, ""});
-  // Diagnostics of a module taken out of an answer point into the answer,
-  // unless a directive was moved into the module (then its lines shifted).
-  if (candidate->extracted && !candidate->extracted->directiveMoved)
-    for (ptx::Diagnostic &d : result.diagnostics)
-      if (d.line > 0 && d.code != "sanitizer-skipped") d.line += static_cast<uint32_t>(candidate->extracted->firstLine - 1);
-  printCheck(cli, *input, *candidate, result);
-  if (result.verdict == verify::Verdict::NotVerified) return kExitUsage;
-  return result.verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
+  printCheck(cli, *input, *candidate, *checked);
+  const verify::Verdict verdict = checked->result.verdict;
+  if (verdict == verify::Verdict::NotVerified) return kExitUsage;
+  return verdict == verify::Verdict::Correct ? kExitOk : kExitErrors;
 }
 
 /// The tasks a suite command names, and the GPU it needs.

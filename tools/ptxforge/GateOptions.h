@@ -4,6 +4,7 @@
 #pragma once
 
 #include "exec/Executor.h"
+#include "serve/Gate.h"
 #include "tasks/TaskSpec.h"
 #include "verify/Check.h"
 
@@ -49,27 +50,17 @@ void addGateFlags(CLI::App *command, GateFlags &flags, unsigned which = kAllGate
 /// verify::CheckOptions with the gate flags applied.
 verify::CheckOptions checkOptionsFrom(const GateFlags &flags);
 
-/// The suite: --tasks-dir folders, $PTXFORGE_TASKS_DIR, the built-in suite.
-Result<tasks::Suite> loadSuite(const std::vector<std::string> &tasksDirs);
-
-/// The task called `name`; otherwise an error that names the nearest task
-/// ("did you mean") or, when none is near, lists them.
-Result<const tasks::TaskSpec *> findTask(const tasks::Suite &suite, std::string_view name);
+// Set-up shared with `ptxforge serve` and the Python package (serve/Gate.h):
+// the suite, task lookup with "did you mean", shape selection, executors.
+using serve::createExecutor;
+using serve::findTask;
+using serve::loadSuite;
+using serve::parseShapeOption;
+using serve::selectShapes;
 
 /// The tasks named (all when none), of `level` unless it is 0; an unknown
 /// name is findTask's error.
 Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &suite,
                                                          const std::vector<std::string> &names, int level);
-
-/// "all" (empty: every shape), "small", or a comma-separated list of shape indices.
-Result<std::vector<size_t>> selectShapes(const tasks::TaskSpec &task, const std::string &spec);
-
-/// Parses `--shape M=256,N=256,K=64` for `task`: every symbol once, positive.
-Result<tasks::Shape> parseShapeOption(const tasks::TaskSpec &task, const std::string &text);
-
-/// "gpu", "emu" or "auto" (the GPU when there is one, else the emulator), in
-/// a worker process. Null when the choice is "gpu" and there is none; then
-/// `unavailable` says why.
-std::unique_ptr<exec::Executor> createExecutor(const std::string &choice, std::string &unavailable);
 
 } // namespace ptxforge::cli

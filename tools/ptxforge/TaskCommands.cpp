@@ -5,6 +5,7 @@
 #include "Output.h"
 #include "tasks/Expression.h"
 #include "tasks/TaskSpec.h"
+#include "serve/Api.h"
 #include "verify/Audit.h"
 
 #include <fmt/format.h>
@@ -73,11 +74,6 @@ std::string joined(const std::vector<std::string> &items, std::string_view separ
   return out;
 }
 
-/// "f32*" / "i32": the task.toml spelling.
-std::string typeText(const tasks::ParamSpec &param) {
-  return std::string(tasks::elementTypeName(param.type)) + (param.isPointer ? "*" : "");
-}
-
 const char *cTypeName(tasks::ElementType type) {
   switch (type) {
   case tasks::ElementType::F32: return "float";
@@ -107,22 +103,8 @@ std::string signatureLine(const tasks::TaskSpec &task) {
   return fmt::format("extern \"C\" __global__ void {}({})", task.kernel, joined(params, ", "));
 }
 
-/// A scalar's value as text: the floating literal, or the expression.
-std::string scalarValueText(const tasks::ParamSpec &param) {
-  if (param.floatValue) return fmt::format("{}", *param.floatValue);
-  return tasks::toString(param.value);
-}
-
 bool isOutput(const tasks::ParamSpec &param) {
   return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
-}
-
-/// The tolerance that applies to the task's outputs: task.toml's values, the
-/// rest the default of the first output's type.
-tasks::Tolerance effectiveTolerance(const tasks::TaskSpec &task) {
-  for (const tasks::ParamSpec &param : task.params)
-    if (isOutput(param)) return tasks::toleranceFor(task, param.type);
-  return task.tolerance;
 }
 
 std::string initText(const tasks::InitSpec &init) {
@@ -137,48 +119,6 @@ std::string initText(const tasks::InitSpec &init) {
   case tasks::InitDistribution::IndexMod: text = fmt::format("{} {}", name, init.modulus); break;
   }
   return init.given ? text : text + " (default)";
-}
-
-Json optionalExpressionJson(const std::optional<tasks::Expression> &expression) {
-  if (!expression) return nullptr;
-  return tasks::toString(*expression);
-}
-
-Json taskJson(const tasks::TaskSpec &task) {
-  Json shapes = Json::array();
-  for (const tasks::Shape &shape : task.shapes) {
-    Json object = Json::object();
-    for (const std::string &symbol : task.symbols)
-      if (auto it = shape.find(symbol); it != shape.end()) object[symbol] = it->second;
-    shapes.push_back(std::move(object));
-  }
-  Json params = Json::array();
-  for (const tasks::ParamSpec &param : task.params) {
-    params.push_back({{"name", param.name},
-                      {"type", typeText(param)},
-                      {"role", tasks::paramRoleName(param.role)},
-                      {"count", param.isPointer ? Json(tasks::toString(param.count)) : Json(nullptr)},
-                      {"value", param.isPointer ? Json(nullptr) : Json(scalarValueText(param))}});
-  }
-  auto dims = [](const std::array<tasks::Expression, 3> &expressions) {
-    Json out = Json::array();
-    for (const tasks::Expression &expression : expressions) out.push_back(tasks::toString(expression));
-    return out;
-  };
-  tasks::Tolerance tolerance = effectiveTolerance(task);
-  return {{"name", task.name},
-          {"level", task.level},
-          {"description", task.description},
-          {"kernel", task.kernel},
-          {"tags", task.tags},
-          {"symbols", task.symbols},
-          {"shapes", std::move(shapes)},
-          {"small_shapes", task.smallShapes},
-          {"params", std::move(params)},
-          {"tolerance", {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}}},
-          {"cost", {{"flops", optionalExpressionJson(task.cost.flops)}, {"bytes", optionalExpressionJson(task.cost.bytes)}}},
-          {"launch", {{"block", dims(task.launch.block)}, {"grid", dims(task.launch.grid)}, {"smem", tasks::toString(task.launch.smem)}}},
-          {"folder", task.folder.string()}};
 }
 
 /// Rows of cells rendered with left-aligned, space-padded columns.
@@ -234,7 +174,7 @@ int runList(const TaskOptions &options) {
     if (options.level == 0 || task.level == options.level) selected.push_back(&task);
   if (options.format == "json") {
     Json out = Json::array();
-    for (const tasks::TaskSpec *task : selected) out.push_back(taskJson(*task));
+    for (const tasks::TaskSpec *task : selected) out.push_back(serve::taskJson(*task));
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << listText(selected);
@@ -253,12 +193,12 @@ std::string showText(const tasks::TaskSpec &task) {
   out += "params:\n";
   std::vector<std::vector<std::string>> rows;
   for (const tasks::ParamSpec &param : task.params) {
-    std::vector<std::string> row = {"  " + param.name, typeText(param), tasks::paramRoleName(param.role)};
+    std::vector<std::string> row = {"  " + param.name, serve::paramTypeText(param), tasks::paramRoleName(param.role)};
     if (param.isPointer) {
       row.push_back("count=" + tasks::toString(param.count));
       row.push_back(param.role == tasks::ParamRole::Output ? std::string() : "init=" + initText(param.init));
     } else {
-      row.push_back("value=" + scalarValueText(param));
+      row.push_back("value=" + serve::scalarValueText(param));
       row.push_back("");
     }
     rows.push_back(std::move(row));
@@ -323,7 +263,7 @@ int runShow(const TaskOptions &options) {
   if (!found && !matching.empty()) return reportBrokenTask(options, matching);
   if (!found) return fail(options.format, found.error(), kExitUsage, {{"task", options.name}});
   if (options.format == "json") {
-    Json out = taskJson(**found);
+    Json out = serve::taskJson(**found);
     out["reference"] = (*found)->referenceSource;
     std::cout << out.dump(2) << '\n';
   } else {
