@@ -284,18 +284,6 @@ void dropVerdictPrefix(verify::CheckResult &result) {
 
 Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest &request) {
   if (Result<void> valid = request.validate(); !valid) return valid.error();
-  AnswerCheck out;
-  Result<AnswerPtx> answer = ptxOfAnswer(request.text);
-  if (!answer) {
-    // No PTX in the answer: a verdict about the answer, with the words a model can act on.
-    out.result.verdict = verify::Verdict::NoPtx;
-    out.result.stage = verify::Stage::Extract;
-    out.result.summary = answer.error().message;
-    out.result.task = task.name;
-    return out;
-  }
-  out.extracted = std::move(answer->extracted);
-
   verify::CheckOptions options;
   if (!request.arch.empty()) options.arch = request.arch;
   if (request.trials) options.trials = *request.trials;
@@ -315,6 +303,20 @@ Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest 
     if (!shape) return shape.error();
     options.extraShapes.push_back(std::move(*shape));
   }
+
+  // The request is sound; what follows is about the candidate.
+  AnswerCheck out;
+  Result<AnswerPtx> answer = ptxOfAnswer(request.text);
+  if (!answer) {
+    // No PTX in the answer: a verdict about the answer, with the words a model can act on.
+    out.result.verdict = verify::Verdict::NoPtx;
+    out.result.stage = verify::Stage::Extract;
+    out.result.summary = answer.error().message;
+    out.result.task = task.name;
+    out.result.seed = options.seed.value_or(0);
+    return out;
+  }
+  out.extracted = std::move(answer->extracted);
 
   // On a GPU the emulator's sanitizers are a second opinion that `correct`
   // needs too, unless the gate or the request turned them off.

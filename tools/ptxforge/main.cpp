@@ -6,6 +6,7 @@
 #include "EvalCommands.h"
 #include "Output.h"
 #include "RunCommand.h"
+#include "ServeCommand.h"
 #include "SolveCommands.h"
 #include "TaskCommands.h"
 
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerSolveCommands(app, exitCode);
   ptxforge::cli::registerEvalCommands(app, exitCode);
   ptxforge::cli::registerRunCommand(app, exitCode);
+  ptxforge::cli::registerServeCommand(app, exitCode);
   ptxforge::cli::ignoreSigpipe();
 
   try {

@@ -1,0 +1,396 @@
+// Tests of the serve library: the JSON request and reward contracts, and
+// `ptxforge serve`'s HTTP layer end to end on the emulator (a Service and an
+// HttpServer in this process, on a free loopback port, talked to with a
+// cpp-httplib client): verdicts, malformed and oversized requests, a full
+// queue, deadlines, API keys, a hung kernel that costs its worker process,
+// and a client that goes away mid-request.
+#include "serve/Http.h"
+#include "tasks/Reference.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <thread>
+
+namespace ptxforge::serve {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string &referencePtx() {
+  static const std::string ptx = [] {
+    Result<tasks::Suite> suite = loadSuite({});
+    EXPECT_TRUE(suite.ok());
+    Result<const tasks::TaskSpec *> task = findTask(*suite, "vector_add");
+    EXPECT_TRUE(task.ok());
+    Result<tasks::CompiledReference> reference = tasks::compileReference(**task, "sm_90");
+    EXPECT_TRUE(reference.ok()) << (reference.ok() ? "" : reference.error().message);
+    return reference.ok() ? reference->ptx : std::string();
+  }();
+  return ptx;
+}
+
+std::string replaced(std::string text, const std::string &from, const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+/// a - b instead of a + b.
+std::string wrongPtx() { return replaced(referencePtx(), "add.f32", "sub.f32"); }
+/// Every thread spins at the end for ever.
+std::string hangingPtx() { return replaced(referencePtx(), "$L__BB0_2:\n\tret;", "$L__BB0_2:\n\tbra.uni \t$L__BB0_2;"); }
+
+// --- CheckRequest and the reward -------------------------------------------------
+
+TEST(CheckRequestTest, ReadsEveryKeyAndRefusesTyposAndWrongTypes) {
+  Result<CheckRequest> request = CheckRequest::fromJson(
+      {{"task", "saxpy"}, {"answer", "text"}, {"shapes", "small"}, {"extra_shapes", {"n=7"}}, {"seed", 5},
+       {"trials", 2}, {"drawn_shapes", 0}, {"timing_rounds", 3}, {"timeout_ms", 100}, {"arch", "sm_90"},
+       {"bench", false}, {"lint", false}, {"sanitizer", false}});
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->task, "saxpy");
+  EXPECT_EQ(request->seed, 5u);
+  EXPECT_EQ(request->trials, 2);
+  EXPECT_EQ(request->extraShapes, std::vector<std::string>{"n=7"});
+  EXPECT_FALSE(request->benchmark);
+
+  auto message = [](const nlohmann::json &body) {
+    Result<CheckRequest> r = CheckRequest::fromJson(body);
+    EXPECT_FALSE(r);
+    return r ? std::string() : r.error().code + ": " + r.error().message;
+  };
+  EXPECT_NE(message({{"task", "saxpy"}, {"ptx", "x"}, {"trails", 3}}).find("unknown key 'trails'"), std::string::npos);
+  EXPECT_NE(message({{"task", "saxpy"}, {"ptx", 3}}).find("'ptx' must be a string"), std::string::npos);
+  EXPECT_NE(message({{"task", "saxpy"}}).find("'ptx'"), std::string::npos);
+  EXPECT_NE(message({{"ptx", "x"}}).find("'task' is missing"), std::string::npos);
+  EXPECT_NE(message({{"task", "saxpy"}, {"ptx", "x"}, {"answer", "y"}}).find("not both"), std::string::npos);
+  EXPECT_NE(message({{"task", "saxpy"}, {"ptx", "x"}, {"trials", 0}}).find("'trials' must be in [1, 100]"),
+            std::string::npos);
+  EXPECT_NE(message({{"task", "saxpy"}, {"ptx", "x"}, {"seed", -1}}).find("'seed'"), std::string::npos);
+  EXPECT_NE(message(nlohmann::json::array()).find("JSON object"), std::string::npos);
+  EXPECT_EQ(message({{"task", "saxpy"}, {"ptx", "x"}, {"bench", "yes"}}).rfind("bad-request", 0), 0u);
+}
+
+AnswerCheck resultWith(verify::Verdict verdict, bool compiled, std::optional<double> speedupLow = std::nullopt) {
+  AnswerCheck check;
+  check.result.verdict = verdict;
+  if (compiled) {
+    check.result.compile.emplace();
+    check.result.compile->ok = true;
+  }
+  if (speedupLow) {
+    verify::BenchmarkReport bench;
+    bench.baseline.median = 1.0;
+    bench.speedup = *speedupLow * 1.1;
+    bench.speedupLow = *speedupLow;
+    bench.speedupHigh = *speedupLow * 1.2;
+    check.result.benchmarks.push_back(bench);
+  }
+  return check;
+}
+
+TEST(RewardTest, EachStageEarnsItsWeightAndSpeedNeedsTheNoiseBandAboveOne) {
+  RewardWeights weights;
+  auto reward = [&](const AnswerCheck &check) { return rewardJson(check, weights)["reward"].get<double>(); };
+  EXPECT_DOUBLE_EQ(reward(resultWith(verify::Verdict::NoPtx, false)), 0.0);
+  EXPECT_DOUBLE_EQ(reward(resultWith(verify::Verdict::LintError, false)), 0.05);
+  EXPECT_DOUBLE_EQ(reward(resultWith(verify::Verdict::CompileError, false)), 0.10);
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Wrong, true)), 0.20, 1e-12);
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Correct, true)), 0.80, 1e-12);
+  // Slower than nvcc, or a speedup inside the noise: no speed reward.
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Correct, true, 0.9)), 0.80, 1e-12);
+  // 2x at the band's lower end: half of `speed` (log2(2) / log2(4)); 8x: all of it.
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Correct, true, 2.0)), 0.90, 1e-12);
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Correct, true, 8.0)), 1.00, 1e-12);
+  nlohmann::json json = rewardJson(resultWith(verify::Verdict::Correct, true, 2.0), weights);
+  EXPECT_NEAR(json["speedup_low"].get<double>(), 2.0, 1e-12);
+  EXPECT_NEAR(json["stages"]["speed"].get<double>(), 0.1, 1e-12);
+
+  Result<RewardWeights> custom = RewardWeights::fromJson({{"rejected", -1.0}, {"correct", 1.0}});
+  ASSERT_TRUE(custom);
+  weights = *custom;
+  EXPECT_NEAR(reward(resultWith(verify::Verdict::Rejected, true)), 0.2 - 1.0, 1e-12);
+  EXPECT_FALSE(RewardWeights::fromJson({{"corect", 1.0}}));
+  EXPECT_FALSE(RewardWeights::fromJson({{"speed_cap", 1.0}}));
+  EXPECT_FALSE(RewardWeights::fromJson({{"speed", "high"}}));
+}
+
+// --- HTTP end to end on the emulator --------------------------------------------------
+
+/// A Service and its HttpServer on a free loopback port.
+class Served {
+public:
+  explicit Served(ServiceOptions options = {}, HttpOptions http = {}) {
+    if (options.executor == "auto") options.executor = "emu";
+    if (options.emulatorWorkers == 0) options.emulatorWorkers = 2;
+    Result<std::unique_ptr<Service>> created = Service::create(options);
+    if (!created) {
+      ADD_FAILURE() << created.error().message;
+      return;
+    }
+    service_ = std::move(*created);
+    http.port = 0;
+    server_ = std::make_unique<HttpServer>(*service_, http);
+    Result<int> port = server_->bind();
+    if (!port) {
+      ADD_FAILURE() << port.error().message;
+      return;
+    }
+    port_ = *port;
+    thread_ = std::thread([this] { server_->listen(); });
+  }
+  ~Served() {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+    if (service_) service_->shutdown();
+  }
+
+  httplib::Client client(std::chrono::seconds readTimeout = 120s) const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(readTimeout);
+    return c;
+  }
+  Service &service() { return *service_; }
+
+private:
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+nlohmann::json parsed(const httplib::Result &result) {
+  EXPECT_TRUE(result) << "no HTTP answer";
+  if (!result) return nullptr;
+  nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
+  EXPECT_FALSE(body.is_discarded()) << result->body;
+  return body;
+}
+
+httplib::Result post(httplib::Client &client, const std::string &path, const nlohmann::json &body,
+                     const httplib::Headers &headers = {}) {
+  return client.Post(path.c_str(), headers, body.dump(), "application/json");
+}
+
+nlohmann::json fastCheck(const std::string &ptx) {
+  return {{"task", "vector_add"}, {"ptx", ptx}, {"bench", false}, {"drawn_shapes", 0}, {"trials", 1}};
+}
+
+TEST(ServeHttpTest, VerdictsRewardsTasksHealthAndMetrics) {
+  Served served;
+  httplib::Client client = served.client();
+
+  httplib::Result correct = post(client, "/v1/check", fastCheck(referencePtx()));
+  ASSERT_TRUE(correct);
+  EXPECT_EQ(correct->status, 200) << correct->body;
+  nlohmann::json doc = parsed(correct);
+  EXPECT_EQ(doc["verdict"], "correct") << doc["summary"];
+  EXPECT_TRUE(doc["timings_ms"].is_object());
+  EXPECT_TRUE(doc["provenance"]["seed"].is_number_unsigned());
+
+  nlohmann::json wrong = parsed(post(client, "/v1/check", fastCheck(wrongPtx())));
+  EXPECT_EQ(wrong["verdict"], "wrong") << wrong["summary"];
+
+  // A model's answer: the module is taken out of it, and the reward is staged.
+  nlohmann::json answer = fastCheck("");
+  answer.erase("ptx");
+  answer["answer"] = "Here is my kernel.\n```ptx\n" + referencePtx() + "```\nDone.";
+  nlohmann::json reward = parsed(post(client, "/v1/reward", answer));
+  EXPECT_NEAR(reward["reward"].get<double>(), 0.8, 1e-9) << reward.dump();
+  EXPECT_EQ(reward["check"]["verdict"], "correct");
+  EXPECT_EQ(reward["check"]["extracted"]["source"], "ptx-fence");
+
+  answer["answer"] = "I could not write this kernel.";
+  nlohmann::json none = parsed(post(client, "/v1/reward", answer));
+  EXPECT_EQ(none["verdict"], "no-ptx");
+  EXPECT_EQ(none["reward"].get<double>(), 0.0);
+
+  nlohmann::json batch = parsed(post(client, "/v1/check/batch",
+                                     {{"requests", {fastCheck(referencePtx()), fastCheck(wrongPtx()),
+                                                    {{"task", "nope"}, {"ptx", "x"}}}}}));
+  ASSERT_EQ(batch["results"].size(), 3u) << batch.dump();
+  EXPECT_EQ(batch["results"][0]["verdict"], "correct");
+  EXPECT_EQ(batch["results"][1]["verdict"], "wrong");
+  EXPECT_EQ(batch["results"][2]["status"], 404);
+  EXPECT_EQ(batch["results"][2]["error"]["code"], "unknown-task");
+
+  nlohmann::json tasks = parsed(client.Get("/v1/tasks"));
+  EXPECT_GE(tasks["tasks"].size(), 21u);
+  nlohmann::json task = parsed(client.Get("/v1/tasks/saxpy"));
+  EXPECT_EQ(task["kernel"], "saxpy");
+  httplib::Result unknown = client.Get("/v1/tasks/saxpi");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_NE(unknown->body.find("did you mean 'saxpy'"), std::string::npos) << unknown->body;
+
+  nlohmann::json health = parsed(client.Get("/healthz"));
+  EXPECT_EQ(health["status"], "ok");
+  EXPECT_EQ(health["workers"].size(), 2u);
+
+  httplib::Result metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("ptxforge_verdicts_total{verdict=\"correct\"} 3"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("ptxforge_verdicts_total{verdict=\"wrong\"} 2"), std::string::npos);
+  EXPECT_NE(metrics->body.find("ptxforge_requests_total{route=\"check\",status=\"200\"} 2"), std::string::npos);
+  EXPECT_NE(metrics->body.find("ptxforge_stage_seconds_bucket{stage=\"compile\",le=\"+Inf\"}"), std::string::npos);
+}
+
+TEST(ServeHttpTest, MalformedAndOversizedRequestsGetLocatedErrors) {
+  HttpOptions http;
+  http.maxBodyBytes = 64 * 1024;
+  http.maxBatch = 2;
+  Served served({}, http);
+  httplib::Client client = served.client();
+  auto expectError = [&](const httplib::Result &result, int status, const std::string &code) {
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, status) << result->body;
+    nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
+    ASSERT_FALSE(body.is_discarded()) << result->body;
+    EXPECT_EQ(body["error"]["code"], code) << result->body;
+  };
+  expectError(client.Post("/v1/check", "{\"task\": ", "application/json"), 400, "bad-json");
+  expectError(client.Post("/v1/check", "[1, 2]", "application/json"), 400, "bad-request");
+  expectError(post(client, "/v1/check", {{"task", "vector_add"}, {"ptx", "x"}, {"trails", 2}}), 400, "bad-request");
+  expectError(post(client, "/v1/check", {{"task", "vector_ad"}, {"ptx", "x"}}), 404, "unknown-task");
+  expectError(post(client, "/v1/check", {{"task", "vector_add"}, {"ptx", "x"}, {"deadline_ms", -5}}), 400,
+              "bad-request");
+  expectError(post(client, "/v1/check", {{"task", "vector_add"}, {"ptx", "x"}, {"shapes", "9"}}), 400, "");
+  expectError(post(client, "/v1/check", {{"task", "vector_add"}, {"ptx", std::string(100 * 1024, 'x')}}), 413,
+              "body-too-large");
+  expectError(post(client, "/v1/check/batch", {{"requests", {fastCheck("a"), fastCheck("b"), fastCheck("c")}}}), 413,
+              "batch-too-large");
+  expectError(post(client, "/v1/check/batch", {{"requests", nlohmann::json::array()}}), 400, "bad-request");
+  expectError(client.Get("/v2/nothing"), 404, "no-route");
+  expectError(post(client, "/v1/lint", {{"source", "x"}}), 400, "bad-request");
+  // PTX that does not parse is a verdict, not an error of the request.
+  nlohmann::json lint = parsed(post(client, "/v1/check", fastCheck(".version 9.0\n.target sm_90\n{{{")));
+  EXPECT_EQ(lint["verdict"], "lint-error");
+  // The service is still there.
+  EXPECT_EQ(parsed(post(client, "/v1/check", fastCheck(referencePtx())))["verdict"], "correct");
+}
+
+TEST(ServeHttpTest, AFullQueueAnswers429AndAStaleJobAnswers504) {
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  options.queueCapacity = 1;
+  Served served(options);
+  // The only worker spins on a hanging kernel until its 3 s launch deadline.
+  nlohmann::json hang = fastCheck(hangingPtx());
+  hang["timeout_ms"] = 3000;
+  auto slow = std::async(std::launch::async, [&] {
+    httplib::Client c = served.client();
+    return parsed(post(c, "/v1/check", hang));
+  });
+  for (int i = 0; i < 200 && served.service().running() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(served.service().running(), 1u);
+  // One check may wait; it has a deadline it cannot meet.
+  nlohmann::json stale = fastCheck(referencePtx());
+  stale["deadline_ms"] = 50;
+  auto waiting = std::async(std::launch::async, [&] {
+    httplib::Client c = served.client();
+    httplib::Result result = post(c, "/v1/check", stale);
+    return result ? result->status : -1;
+  });
+  for (int i = 0; i < 200 && served.service().queueDepth() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(served.service().queueDepth(), 1u);
+  httplib::Client client = served.client();
+  httplib::Result full = post(client, "/v1/check", fastCheck(referencePtx()));
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 429) << full->body;
+  EXPECT_TRUE(full->has_header("Retry-After"));
+  EXPECT_GE(std::stoi(full->get_header_value("Retry-After")), 1);
+
+  // The hang cost its worker process, not the service: a verdict, then the next check runs.
+  nlohmann::json hung = slow.get();
+  EXPECT_EQ(hung["verdict"], "timeout") << hung.dump();
+  EXPECT_EQ(waiting.get(), 504);
+  EXPECT_EQ(parsed(post(client, "/v1/check", fastCheck(referencePtx())))["verdict"], "correct");
+}
+
+TEST(ServeHttpTest, AClientThatGoesAwayCostsOnlyItsOwnCheck) {
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  Served served(options);
+  {
+    httplib::Client impatient = served.client(1s);
+    nlohmann::json hang = fastCheck(hangingPtx());
+    hang["timeout_ms"] = 2000;
+    httplib::Result gone = post(impatient, "/v1/check", hang);
+    EXPECT_FALSE(gone); // read timeout: the client hung up mid-request
+  }
+  httplib::Client client = served.client();
+  EXPECT_EQ(parsed(post(client, "/v1/check", fastCheck(referencePtx())))["verdict"], "correct");
+  EXPECT_EQ(parsed(client.Get("/healthz"))["status"], "ok");
+}
+
+TEST(ServeHttpTest, AnApiKeyGuardsEveryRouteButHealth) {
+  HttpOptions http;
+  http.apiKey = "s3cret-key";
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  Served served(options, http);
+  httplib::Client client = served.client();
+  httplib::Result none = client.Get("/v1/tasks");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->body.find("s3cret"), std::string::npos);
+  httplib::Result wrong = client.Get("/v1/tasks", {{"Authorization", "Bearer s3cret-kez"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  httplib::Result right = client.Get("/v1/tasks", {{"Authorization", "Bearer s3cret-key"}});
+  ASSERT_TRUE(right);
+  EXPECT_EQ(right->status, 200);
+  httplib::Result health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST(ServeHttpTest, AReachableAddressNeedsAnApiKey) {
+  EXPECT_TRUE(isLoopback("127.0.0.1"));
+  EXPECT_TRUE(isLoopback("127.8.0.1"));
+  EXPECT_TRUE(isLoopback("localhost"));
+  EXPECT_FALSE(isLoopback("0.0.0.0"));
+  EXPECT_FALSE(isLoopback("10.1.2.3"));
+  ServiceOptions options;
+  options.executor = "emu";
+  options.emulatorWorkers = 1;
+  Result<std::unique_ptr<Service>> service = Service::create(options);
+  ASSERT_TRUE(service);
+  HttpOptions http;
+  http.host = "0.0.0.0";
+  http.port = 0;
+  HttpServer server(**service, http);
+  Result<int> port = server.bind();
+  ASSERT_FALSE(port);
+  EXPECT_EQ(port.error().code, "api-key-required");
+}
+
+TEST(ServiceTest, ShutdownAnswersQueuedJobsAndRefusesNewOnes) {
+  ServiceOptions options;
+  options.executor = "emu";
+  options.emulatorWorkers = 1;
+  options.queueCapacity = 4;
+  Result<std::unique_ptr<Service>> created = Service::create(options);
+  ASSERT_TRUE(created);
+  Service &service = **created;
+  nlohmann::json hang = fastCheck(hangingPtx());
+  hang["timeout_ms"] = 1500;
+  std::optional<std::future<Reply>> running = service.submit(Service::Op::Check, hang);
+  ASSERT_TRUE(running);
+  for (int i = 0; i < 200 && service.running() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::optional<std::future<Reply>> queued = service.submit(Service::Op::Check, fastCheck(referencePtx()));
+  ASSERT_TRUE(queued);
+  service.shutdown();
+  EXPECT_EQ(queued->get().status, 503);
+  Reply finished = running->get();
+  EXPECT_EQ(finished.status, 200) << finished.body.dump(); // the running check finished
+  EXPECT_FALSE(service.submit(Service::Op::Check, fastCheck(referencePtx())));
+}
+
+} // namespace
+} // namespace ptxforge::serve
