@@ -7,7 +7,10 @@
 #                                           # under /tmp/pfx and export CMake's and the loader's paths
 #
 # Then `bash scripts/gpu-check.sh OUT BUILD` (or any cmake build) works there.
-packages=(libtomlplusplus-dev libtomlplusplus3 libsqlite3-dev libsqlite3-0)
+# cpp-httplib (serve, the llm tests) is compiled with OpenSSL, zlib and brotli:
+# its pkg-config file names their -dev packages.
+packages=(libtomlplusplus-dev libtomlplusplus3 libsqlite3-dev libsqlite3-0
+          libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${1:-}" = "download" ]; then
   set -euo pipefail
@@ -21,4 +24,6 @@ else
   export LD_LIBRARY_PATH=/tmp/pfx/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CPATH=/tmp/pfx/usr/include${CPATH:+:$CPATH}
   export LIBRARY_PATH=/tmp/pfx/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+  # The .pc files say prefix=/usr; CPATH and LIBRARY_PATH above cover that.
+  export PKG_CONFIG_PATH=/tmp/pfx/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/pfx/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 fi
