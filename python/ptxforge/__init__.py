@@ -17,10 +17,11 @@ _paths.point_at_installed_workers()
 
 from ._engine import Engine, EnginePool, check, compile, extract, extract_ptx, lint, reward, shared_engine  # noqa: E402
 from .client import Client  # noqa: E402
+from . import rewards  # noqa: E402  (pure Python; ptxforge.ray is imported on demand: it needs Ray)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client", "Engine", "EnginePool", "Error", "check", "compile", "extract", "extract_ptx", "lint",
-    "reward", "shared_engine", "__version__",
+    "reward", "rewards", "shared_engine", "__version__",
 ]

@@ -46,7 +46,8 @@ class Client:
     """A client of `ptxforge serve`.
 
     url: the service (default $PTXFORGE_URL, else http://127.0.0.1:8177);
-    api_key: sent as `Authorization: Bearer KEY` (default $PTXFORGE_API_KEY);
+    api_key: sent as `Authorization: Bearer KEY` (default $PTXFORGE_API_KEY,
+    else $PTXFORGE_SERVE_API_KEY, the variable the service reads its key from);
     timeout: seconds for one HTTP exchange (a check on a busy service can
     take minutes); max_retries / max_retry_wait: how often and, in all, how
     many seconds a 429 or 503 is retried before it is raised.
@@ -55,7 +56,9 @@ class Client:
     def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
                  timeout: float = 600.0, max_retries: int = 8, max_retry_wait: float = 120.0):
         self.url = (url or os.environ.get("PTXFORGE_URL") or DEFAULT_URL).rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("PTXFORGE_API_KEY")
+        if api_key is None:
+            api_key = os.environ.get("PTXFORGE_API_KEY") or os.environ.get("PTXFORGE_SERVE_API_KEY")
+        self.api_key = api_key
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
