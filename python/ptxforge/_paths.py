@@ -23,12 +23,23 @@ _WORKERS = {
 }
 
 
+# The variables point_at_installed_workers set (not those the user had set).
+_set_here: dict = {}
+
+
 def point_at_installed_workers() -> None:
     """Sets each worker variable that is unset to the installed worker, when there is one."""
     for variable, name in _WORKERS.items():
         worker = INSTALLED_BIN_DIR / name
         if not os.environ.get(variable) and os.access(worker, os.X_OK):
-            os.environ[variable] = str(worker)
+            os.environ[variable] = _set_here[variable] = str(worker)
+
+
+def foreign_binary_environment() -> dict:
+    """os.environ without the worker variables this package set: for starting a
+    `ptxforge` binary of another build, which must use its own workers (the
+    worker protocol is not stable between builds)."""
+    return {key: value for key, value in os.environ.items() if _set_here.get(key) != value}
 
 
 def installed_tasks_dirs(builtin_tasks_dir: str) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import ptxforge
+from ptxforge._paths import foreign_binary_environment
 from conftest import FAST, REPO, fenced
 
 
@@ -34,7 +35,7 @@ def start_server(binary: str, *extra: str, environment: dict | None = None):
     if "--workers" not in extra:
         arguments += ["--workers", "2"]
     process = subprocess.Popen(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, **(environment or {})})
+                               env={**foreign_binary_environment(), **(environment or {})})
     lines = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -148,3 +148,28 @@ def test_error_is_picklable():
     error = ptxforge.Error(429, "io", "queue-full", "try later")
     again = pickle.loads(pickle.dumps(error))
     assert (again.status, again.kind, again.code, again.message) == (429, "io", "queue-full", "try later")
+
+
+def test_an_installed_package_uses_its_own_workers_and_suite(monkeypatch, tmp_path):
+    """What ptxforge/_paths.py does for a wheel: the workers in ptxforge/bin
+    unless the variables are set, and the copied suite only in place of a
+    built-in suite that is gone."""
+    from ptxforge import _paths
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("ptxforge_exec_worker", "ptxforge_compile_worker"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setattr(_paths, "INSTALLED_BIN_DIR", bin_dir)
+    monkeypatch.delenv("PTXFORGE_EXEC_WORKER", raising=False)
+    monkeypatch.setenv("PTXFORGE_COMPILE_WORKER", "/chosen/by/the/user")
+    _paths.point_at_installed_workers()
+    import os
+
+    assert os.environ["PTXFORGE_EXEC_WORKER"] == str(bin_dir / "ptxforge_exec_worker")
+    assert os.environ["PTXFORGE_COMPILE_WORKER"] == "/chosen/by/the/user"
+
+    monkeypatch.setattr(_paths, "INSTALLED_TASKS_DIR", REPO / "tasks")
+    assert _paths.installed_tasks_dirs(str(REPO / "tasks")) == []
+    assert _paths.installed_tasks_dirs(str(tmp_path / "gone")) == [str(REPO / "tasks")]
