@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +61,38 @@ std::string findWorker(const IsolatedOptions &options) {
 // ---------------------------------------------------------------------------
 // WorkerProcess
 
+WorkerProcess::~WorkerProcess() {
+  stop();
+  if (staging_)
+    ::munmap(staging_, protocol::kStagingBytes);
+  if (stagingFd_ >= 0)
+    ::close(stagingFd_);
+}
+
+void WorkerProcess::makeStaging() {
+  if (stagingTried_)
+    return;
+  stagingTried_ = true;
+  // PTXFORGE_EXEC_STAGING=0: every copy through the socket (to compare, or to debug).
+  if (const char *setting = std::getenv("PTXFORGE_EXEC_STAGING"); setting && std::strcmp(setting, "0") == 0)
+    return;
+  // Close-on-exec: only the child's dup2'ed copy survives its exec.
+  const int fd = ::memfd_create("ptxforge-staging", MFD_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (::ftruncate(fd, static_cast<off_t>(protocol::kStagingBytes)) != 0) {
+    ::close(fd);
+    return;
+  }
+  void *mapped = ::mmap(nullptr, protocol::kStagingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mapped == MAP_FAILED) {
+    ::close(fd);
+    return;
+  }
+  stagingFd_ = fd;
+  staging_ = static_cast<uint8_t *>(mapped);
+}
+
 Result<void> WorkerProcess::ensureStarted() {
   if (running())
     return {};
@@ -77,6 +110,12 @@ Result<void> WorkerProcess::ensureStarted() {
   posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
   const std::string deviceArgument = "--device=" + std::to_string(options_.deviceOrdinal);
   std::vector<std::string> arguments = {path, "--fd=3", deviceArgument, "--backend=" + options_.backend};
+  // The staging area as fd 4, mapped by the child at start.
+  makeStaging();
+  if (staging_) {
+    posix_spawn_file_actions_adddup2(&actions, stagingFd_, 4);
+    arguments.push_back("--staging=4:" + std::to_string(protocol::kStagingBytes));
+  }
   std::vector<char *> argv;
   for (std::string &argument : arguments)
     argv.push_back(argument.data());
@@ -290,12 +329,33 @@ Result<void> IsolatedExecutor::copyToDevice(BufferHandle dst, uint64_t dstOffset
   Result<uint64_t> address = remote(buffers_, dst.value, "buffer");
   if (!address)
     return address.error();
+  const auto *raw = static_cast<const uint8_t *>(src);
+  if (bytes >= protocol::kStagedCopyMinBytes) {
+    if (!worker_.running())
+      if (Result<void> started = startWorker(); !started)
+        return started.error();
+    if (uint8_t *staging = worker_.staging()) {
+      // In pieces of the staging area: one copy here, one in the worker.
+      for (uint64_t done = 0; done < bytes;) {
+        const uint64_t piece = std::min(bytes - done, worker_.stagingBytes());
+        std::memcpy(staging, raw + done, piece);
+        Request request;
+        request.op = Op::CopyToDeviceStaged;
+        request.handle = *address;
+        request.offset = dstOffset + done;
+        request.bytes = piece;
+        if (Result<Response> answer = call(request, options_.defaultTimeoutMs); !answer)
+          return answer.error();
+        done += piece;
+      }
+      return {};
+    }
+  }
   Request request;
   request.op = Op::CopyToDevice;
   request.handle = *address;
   request.offset = dstOffset;
   request.bytes = bytes;
-  const auto *raw = static_cast<const uint8_t *>(src);
   request.data.assign(raw, raw + bytes);
   Result<Response> answer = call(request, options_.defaultTimeoutMs);
   if (!answer)
@@ -307,6 +367,27 @@ Result<void> IsolatedExecutor::copyToHost(void *dst, BufferHandle src, uint64_t 
   Result<uint64_t> address = remote(buffers_, src.value, "buffer");
   if (!address)
     return address.error();
+  if (bytes >= protocol::kStagedCopyMinBytes) {
+    if (!worker_.running())
+      if (Result<void> started = startWorker(); !started)
+        return started.error();
+    if (const uint8_t *staging = worker_.staging()) {
+      auto *raw = static_cast<uint8_t *>(dst);
+      for (uint64_t done = 0; done < bytes;) {
+        const uint64_t piece = std::min(bytes - done, worker_.stagingBytes());
+        Request request;
+        request.op = Op::CopyToHostStaged;
+        request.handle = *address;
+        request.offset = srcOffset + done;
+        request.bytes = piece;
+        if (Result<Response> answer = call(request, options_.defaultTimeoutMs); !answer)
+          return answer.error();
+        std::memcpy(raw + done, staging, piece);
+        done += piece;
+      }
+      return {};
+    }
+  }
   Request request;
   request.op = Op::CopyToHost;
   request.handle = *address;

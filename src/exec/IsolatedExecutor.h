@@ -41,7 +41,7 @@ public:
   explicit WorkerProcess(IsolatedOptions options) : options_(std::move(options)) {}
   WorkerProcess(const WorkerProcess &) = delete;
   WorkerProcess &operator=(const WorkerProcess &) = delete;
-  ~WorkerProcess() { stop(); }
+  ~WorkerProcess();
 
   /// Spawns the child unless one is running.
   Result<void> ensureStarted();
@@ -58,7 +58,16 @@ public:
   /// How many children were started so far (1 after the first start).
   uint64_t starts() const { return starts_; }
 
+  /// The staging area shared with every child (protocol::kStagingBytes of a
+  /// memfd, made at the first start); null when it could not be made, and
+  /// then every copy goes through the socket.
+  uint8_t *staging() const { return staging_; }
+  uint64_t stagingBytes() const { return staging_ ? protocol::kStagingBytes : 0; }
+
 private:
+  /// Makes the staging area once; a failure leaves it null.
+  void makeStaging();
+
   /// Reaps the dead child and describes how it ended.
   std::string reap();
 
@@ -66,6 +75,9 @@ private:
   pid_t pid_ = -1;
   int socket_ = -1;
   uint64_t starts_ = 0;
+  int stagingFd_ = -1;
+  uint8_t *staging_ = nullptr;
+  bool stagingTried_ = false;
 };
 
 class IsolatedExecutor final : public Executor {

@@ -33,6 +33,8 @@ const char *opName(Op op) {
   case Op::TakeFindings: return "take-findings";
   case Op::CopyOnDevice: return "copy-on-device";
   case Op::GetGlobal: return "get-global";
+  case Op::CopyToDeviceStaged: return "copy-to-device-staged";
+  case Op::CopyToHostStaged: return "copy-to-host-staged";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -179,7 +181,7 @@ LibraryCall getLibraryCall(Reader &reader) {
 }
 
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::GetGlobal)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::CopyToHostStaged)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 

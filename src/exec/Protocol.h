@@ -43,6 +43,10 @@ enum class Op : uint8_t {
   TakeFindings,       ///< -> findings (the emulator's sanitizers)
   CopyOnDevice,       ///< handle (dst), offset, handle2 (src), offset2, bytes
   GetGlobal,          ///< handle (module), name -> handle, bytes
+  /// Large copies through the shared staging area (StagingArea) instead of
+  /// the socket: the parent puts `bytes` at its start, or the worker does.
+  CopyToDeviceStaged, ///< handle, offset, bytes (the data: staging[0, bytes))
+  CopyToHostStaged,   ///< handle, offset, bytes -> staging[0, bytes)
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering
@@ -50,6 +54,12 @@ enum class Op : uint8_t {
 };
 
 const char *opName(Op op);
+
+/// The staging area: a memfd both processes map, for copies of
+/// kStagedCopyMinBytes or more (one copy each side, instead of the socket's
+/// encode, write, read and decode). Copies larger than the area go in pieces.
+constexpr uint64_t kStagingBytes = 64ull << 20;
+constexpr uint64_t kStagedCopyMinBytes = 256ull << 10;
 
 struct Request {
   Op op = Op::Hello;

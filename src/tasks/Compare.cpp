@@ -4,11 +4,14 @@
 #include "tasks/Inputs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace ptxforge::tasks {
 
@@ -65,11 +68,14 @@ std::string formatElement(ElementType type, const void *data, size_t index) {
   }
 }
 
-CompareResult compareBuffers(ElementType type, const void *got, const void *want, size_t count, Tolerance tolerance) {
+namespace {
+
+/// Elements [begin, end): counts, the largest errors and the first mismatch of the range.
+CompareResult compareRange(ElementType type, const void *got, const void *want, size_t begin, size_t end,
+                           Tolerance tolerance) {
   CompareResult result;
-  result.count = count;
   bool exactIntegers = !isFloatingType(type) && !tolerance.atolGiven;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     double g = decode(type, got, i), w = decode(type, want, i);
     bool ok;
     if (!isFloatingType(type) && integersEqual(type, got, want, i)) {
@@ -104,6 +110,52 @@ CompareResult compareBuffers(ElementType type, const void *got, const void *want
       result.firstWantText = formatElement(type, want, i);
     }
   }
+  return result;
+}
+
+/// Folds `later` (a range after `into`'s) into `into`, as one pass over both would.
+void merge(CompareResult &into, CompareResult &&later) {
+  into.mismatches += later.mismatches;
+  into.nanInGot += later.nanInGot;
+  if (later.maxAbsError > into.maxAbsError) into.maxAbsError = later.maxAbsError, into.maxAbsErrorIndex = later.maxAbsErrorIndex;
+  into.maxRelError = std::max(into.maxRelError, later.maxRelError);
+  if (!into.firstMismatch && later.firstMismatch) {
+    into.firstMismatch = later.firstMismatch;
+    into.firstGot = later.firstGot;
+    into.firstWant = later.firstWant;
+    into.firstGotText = std::move(later.firstGotText);
+    into.firstWantText = std::move(later.firstWantText);
+  }
+}
+
+} // namespace
+
+CompareResult compareBuffers(ElementType type, const void *got, const void *want, size_t count, Tolerance tolerance,
+                             unsigned threads) {
+  // Large buffers are compared in chunks on all cores, then merged in order:
+  // the result is the one a single pass gives.
+  constexpr size_t kChunk = size_t{1} << 18;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunks = (count + kChunk - 1) / kChunk;
+  const unsigned workers = static_cast<unsigned>(std::min<size_t>(threads, chunks));
+  CompareResult result;
+  if (workers <= 1) {
+    result = compareRange(type, got, want, 0, count, tolerance);
+  } else {
+    std::vector<CompareResult> parts(chunks);
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t chunk = next++; chunk < chunks; chunk = next++)
+        parts[chunk] = compareRange(type, got, want, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), tolerance);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread &thread : pool) thread.join();
+    result = std::move(parts[0]);
+    for (size_t chunk = 1; chunk < chunks; ++chunk) merge(result, std::move(parts[chunk]));
+  }
+  result.count = count;
   result.passed = result.mismatches == 0;
   return result;
 }

@@ -28,7 +28,10 @@ struct CompareResult {
 /// |got - want| <= atol + rtol * |want|; NaN in `got` never passes, NaN in
 /// `want` matches only NaN, infinities match only the same infinity. Integers
 /// are compared exactly unless tolerance.atolGiven. f16/bf16 are decoded to float.
-CompareResult compareBuffers(ElementType type, const void *got, const void *want, size_t count, Tolerance tolerance);
+/// `threads`: how many threads may share a large buffer (0: one per core); the
+/// result is the same for any number.
+CompareResult compareBuffers(ElementType type, const void *got, const void *want, size_t count, Tolerance tolerance,
+                             unsigned threads = 0);
 
 /// One element as text, the way compareBuffers prints it.
 std::string formatElement(ElementType type, const void *data, size_t index);

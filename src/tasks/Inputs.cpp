@@ -1,11 +1,15 @@
 // Inputs: PRNG, distributions and half-precision conversions.
 #include "tasks/Inputs.h"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace ptxforge::tasks {
 
@@ -164,24 +168,28 @@ double roundTrip(ElementType type, double value) {
 
 } // namespace
 
-std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint64_t seed, int trial) {
-  size_t elements = count > 0 ? static_cast<size_t>(count) : 0;
-  std::vector<std::byte> out(elements * elementSize(param.type));
-  Xoshiro256 rng(bufferSeed(seed, param.name, trial));
-  InitSpec init = param.init;
-  if (!init.trialScales.empty()) {
-    double scale = init.trialScales[static_cast<size_t>(std::max(trial, 0)) % init.trialScales.size()];
-    init.min *= scale, init.max *= scale, init.mean *= scale, init.stddev *= scale;
-  }
+uint64_t counterDraw(uint64_t streamSeed, uint64_t index, uint32_t k) {
+  uint64_t state = streamSeed + (index * kDrawsPerElement + k) * 0x9e3779b97f4a7c15ull;
+  return splitmix64(state);
+}
+
+namespace {
+
+/// Uniform in [0, 1) with 53 random bits, from one draw.
+double unitInterval(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+/// Elements [begin, end) of the buffer; `begin` is even (normal pairs stay together).
+void generateRange(std::vector<std::byte> &out, const ParamSpec &param, const InitSpec &init, uint64_t stream,
+                   size_t begin, size_t end, size_t elements) {
   switch (init.distribution) {
   case InitDistribution::Uniform: {
-    for (size_t i = 0; i < elements; ++i) {
+    for (size_t i = begin; i < end; ++i) {
       // Redraw when rounding to the element type lands on max (or below min):
       // the range is [min, max) in the stored type. Bounded so that a range
       // holding no value of the type cannot loop forever.
       double value = init.min;
-      for (int attempt = 0; attempt < 64; ++attempt) {
-        double candidate = init.min + rng.nextDouble() * (init.max - init.min);
+      for (uint32_t attempt = 0; attempt < kDrawsPerElement; ++attempt) {
+        double candidate = init.min + unitInterval(counterDraw(stream, i, attempt)) * (init.max - init.min);
         double stored = roundTrip(param.type, candidate);
         if (stored >= init.min && stored < init.max) {
           value = candidate;
@@ -198,17 +206,23 @@ std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint
     uint64_t low = integerBits(init.min);
     uint64_t span = integerBits(init.max) - low + 1;
     bool floating = isFloatingType(param.type);
-    for (size_t i = 0; i < elements; ++i) {
-      uint64_t bits = low + (span == 0 ? rng.next() : rng.nextBelow(span));
+    // Rejection of the top partial range (threshold = 2^64 mod span) keeps the
+    // draw unbiased; after kDrawsPerElement rejections (probability below
+    // 2^-64) the last draw is taken as it is.
+    const uint64_t threshold = span == 0 ? 0 : (0 - span) % span;
+    for (size_t i = begin; i < end; ++i) {
+      uint64_t r = counterDraw(stream, i, 0);
+      for (uint32_t k = 1; span != 0 && r < threshold && k < kDrawsPerElement; ++k) r = counterDraw(stream, i, k);
+      uint64_t bits = low + (span == 0 ? r : r % span);
       if (floating) storeAs(out, i, param.type, static_cast<double>(static_cast<int64_t>(bits)));
       else storeInteger(out, i, param.type, bits);
     }
     break;
   }
   case InitDistribution::Normal: {
-    for (size_t i = 0; i < elements; i += 2) {
+    for (size_t i = begin; i < end; i += 2) {
       // Box-Muller: two independent normals from two uniforms; 1 - u keeps log's argument in (0, 1].
-      double u1 = 1.0 - rng.nextDouble(), u2 = rng.nextDouble();
+      double u1 = 1.0 - unitInterval(counterDraw(stream, i, 0)), u2 = unitInterval(counterDraw(stream, i, 1));
       double radius = std::sqrt(-2.0 * std::log(u1));
       double angle = 2.0 * 3.14159265358979323846 * u2;
       storeAs(out, i, param.type, init.mean + init.stddev * radius * std::cos(angle));
@@ -217,16 +231,48 @@ std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint
     break;
   }
   case InitDistribution::Const:
-    for (size_t i = 0; i < elements; ++i) storeAs(out, i, param.type, init.value);
+    for (size_t i = begin; i < end; ++i) storeAs(out, i, param.type, init.value);
     break;
   case InitDistribution::Iota:
-    for (size_t i = 0; i < elements; ++i) storeAs(out, i, param.type, static_cast<double>(i));
+    for (size_t i = begin; i < end; ++i) storeAs(out, i, param.type, static_cast<double>(i));
     break;
   case InitDistribution::IndexMod:
-    for (size_t i = 0; i < elements; ++i)
+    for (size_t i = begin; i < end; ++i)
       storeAs(out, i, param.type, static_cast<double>(i % static_cast<uint64_t>(init.modulus)));
     break;
   }
+}
+
+} // namespace
+
+std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint64_t seed, int trial, unsigned threads) {
+  size_t elements = count > 0 ? static_cast<size_t>(count) : 0;
+  std::vector<std::byte> out(elements * elementSize(param.type));
+  const uint64_t stream = bufferSeed(seed, param.name, trial);
+  InitSpec init = param.init;
+  if (!init.trialScales.empty()) {
+    double scale = init.trialScales[static_cast<size_t>(std::max(trial, 0)) % init.trialScales.size()];
+    init.min *= scale, init.max *= scale, init.mean *= scale, init.stddev *= scale;
+  }
+  // Every element depends on (stream, index) alone, so that the buffer can be
+  // cut into chunks generated side by side with the same bytes as one pass.
+  constexpr size_t kChunk = size_t{1} << 18; // even: a normal pair never straddles two chunks
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunks = (elements + kChunk - 1) / kChunk;
+  const unsigned workers = static_cast<unsigned>(std::min<size_t>(threads, chunks));
+  if (workers <= 1) {
+    generateRange(out, param, init, stream, 0, elements, elements);
+    return out;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t chunk = next++; chunk < chunks; chunk = next++)
+      generateRange(out, param, init, stream, chunk * kChunk, std::min(elements, (chunk + 1) * kChunk), elements);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread &thread : pool) thread.join();
   return out;
 }
 

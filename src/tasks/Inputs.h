@@ -1,10 +1,14 @@
 // Inputs: deterministic input buffers and scalar arguments for a task, and
 // the f16/bf16 conversions they (and Compare) need.
 //
-// Reproducibility: every buffer comes from its own xoshiro256** stream, seeded
-// through splitmix64 from (seed, FNV-1a 64 of the parameter name, trial), and
-// turned into values with integer arithmetic and IEEE double operations only
-// (no std::*_distribution, whose output differs between standard libraries).
+// Reproducibility: every buffer has its own stream seed, mixed through
+// splitmix64 from (seed, FNV-1a 64 of the parameter name, trial); element i
+// takes its k-th random draw from SplitMix64's output function at counter
+// i * 64 + k (counterDraw), so any element can be made without the ones before
+// it: large buffers are generated on all cores, and a device kernel can make
+// the same bytes. Values come from integer arithmetic and IEEE double
+// operations only (no std::*_distribution, whose output differs between
+// standard libraries).
 // uniform/int/const/iota/index-mod are bit-identical on every machine; normal
 // uses Box-Muller (log, cos) and so depends on libm being correctly rounded.
 #pragma once
@@ -51,11 +55,20 @@ private:
 /// The stream seed of one buffer: distinct per (seed, param name, trial).
 uint64_t bufferSeed(uint64_t seed, std::string_view paramName, int trial);
 
+/// Draws an element may take (redraws of a uniform value that rounds out of range).
+constexpr uint32_t kDrawsPerElement = 64;
+/// The k-th 64-bit random draw (k < kDrawsPerElement) of element `index` of
+/// the buffer with stream seed `streamSeed`.
+uint64_t counterDraw(uint64_t streamSeed, uint64_t index, uint32_t k);
+
 /// `count` elements of `param.type` (little-endian, as the GPU reads them)
 /// drawn from `param.init`. Values from uniform/int ranges lie in [min, max)
 /// after conversion to the element type. iota and index-mod wrap modulo 2^bits
 /// for integer types and round for floating types.
-std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint64_t seed, int trial);
+/// `threads`: how many threads may share a large buffer (0: one per core);
+/// the bytes are the same for any number.
+std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint64_t seed, int trial,
+                                     unsigned threads = 0);
 
 /// The bytes of a scalar argument for `shape` (integer expression or floating literal,
 /// converted to the parameter's type). An error when the expression fails or does not fit.

@@ -102,3 +102,27 @@ TEST(Compare, EmptyBuffersPass) {
   EXPECT_TRUE(result.passed);
   EXPECT_EQ(describe(result), "ok: 0 elements, max abs 0, max rel 0");
 }
+
+TEST(Compare, ChunkedOnManyThreadsGivesTheOnePassResult) {
+  const size_t count = (size_t{1} << 20) + 12345;
+  std::vector<float> want(count), got(count);
+  for (size_t i = 0; i < count; ++i) want[i] = got[i] = static_cast<float>(i % 977) * 0.5f;
+  // Mismatches in three chunks, the largest error twice (the first one counts), a NaN.
+  got[300000] += 4.0f;
+  got[700000] += 9.0f;
+  got[900000] += 9.0f;
+  got[count - 1] = std::numeric_limits<float>::quiet_NaN();
+  const Tolerance tight = tolerance(1e-5, 1e-5);
+  CompareResult one = compareBuffers(ElementType::F32, got.data(), want.data(), count, tight, 1);
+  for (unsigned threads : {2u, 5u, 0u}) {
+    CompareResult many = compareBuffers(ElementType::F32, got.data(), want.data(), count, tight, threads);
+    EXPECT_EQ(many.mismatches, 4u);
+    EXPECT_EQ(many.mismatches, one.mismatches);
+    EXPECT_EQ(many.nanInGot, 1u);
+    EXPECT_EQ(many.firstMismatch, std::optional<size_t>(300000));
+    EXPECT_EQ(many.maxAbsErrorIndex, 700000u);
+    EXPECT_EQ(many.maxAbsErrorIndex, one.maxAbsErrorIndex);
+    EXPECT_DOUBLE_EQ(many.maxRelError, one.maxRelError);
+    EXPECT_EQ(describe(many), describe(one));
+  }
+}

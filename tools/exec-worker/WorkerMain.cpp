@@ -8,6 +8,7 @@
 #include "exec/GpuExecutor.h"
 #include "exec/Protocol.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -40,7 +41,8 @@ void setError(Response &response, const Error &error) {
 
 class Worker {
 public:
-  Worker(int device, bool emulator, bool testMode) : device_(device), emulator_(emulator), testMode_(testMode) {}
+  Worker(int device, bool emulator, bool testMode, uint8_t *staging, uint64_t stagingBytes)
+      : device_(device), emulator_(emulator), testMode_(testMode), staging_(staging), stagingBytes_(stagingBytes) {}
   /// The emulator's errors are the kernel's, not a dead context's: no restart.
   bool crashIsSticky() const { return !emulator_; }
 
@@ -53,6 +55,8 @@ private:
   int device_;
   bool emulator_;
   bool testMode_;
+  uint8_t *staging_;       ///< the shared staging area; null: none (--staging not given)
+  uint64_t stagingBytes_;
   std::unique_ptr<Executor> executor_;
 };
 
@@ -169,6 +173,19 @@ Response Worker::serve(const Request &request) {
       response.bytes = global->bytes;
     }
     break;
+  case Op::CopyToDeviceStaged:
+  case Op::CopyToHostStaged:
+    if (!staging_ || request.bytes > stagingBytes_) {
+      setError(response, makeExecError(ExecErrorKind::Internal,
+                                       "staged copy of " + std::to_string(request.bytes) + " bytes: the staging area holds " +
+                                           std::to_string(staging_ ? stagingBytes_ : 0)));
+      break;
+    }
+    if (request.op == Op::CopyToDeviceStaged)
+      check(executor.copyToDevice(BufferHandle{request.handle}, request.offset, staging_, request.bytes));
+    else
+      check(executor.copyToHost(staging_, BufferHandle{request.handle}, request.offset, request.bytes));
+    break;
   case Op::TestSleep:
   case Op::TestExit:
     break; // handled above
@@ -182,6 +199,8 @@ int main(int argc, char **argv) {
   int fd = -1;
   int device = 0;
   bool emulator = false;
+  int stagingFd = -1;
+  uint64_t stagingBytes = 0;
   for (int index = 1; index < argc; ++index) {
     if (std::strcmp(argv[index], "--backend=emu") == 0)
       emulator = true;
@@ -189,13 +208,27 @@ int main(int argc, char **argv) {
       fd = std::atoi(argv[index] + 5);
     else if (std::strncmp(argv[index], "--device=", 9) == 0)
       device = std::atoi(argv[index] + 9);
+    else if (std::strncmp(argv[index], "--staging=", 10) == 0) { // --staging=FD:BYTES
+      char *end = nullptr;
+      stagingFd = static_cast<int>(std::strtol(argv[index] + 10, &end, 10));
+      if (end && *end == ':')
+        stagingBytes = std::strtoull(end + 1, nullptr, 10);
+    }
+  }
+  // The staging area the parent created; without it large copies go through the socket.
+  uint8_t *staging = nullptr;
+  if (stagingFd >= 0 && stagingBytes > 0) {
+    void *mapped = ::mmap(nullptr, stagingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, stagingFd, 0);
+    if (mapped != MAP_FAILED)
+      staging = static_cast<uint8_t *>(mapped);
+    ::close(stagingFd);
   }
   if (fd < 0) {
     std::fprintf(stderr, "ptxforge_exec_worker: started by IsolatedExecutor with --fd=N; not for direct use\n");
     return 2;
   }
   const char *testFlag = std::getenv("PTXFORGE_EXEC_WORKER_TEST");
-  Worker worker(device, emulator, testFlag && std::strcmp(testFlag, "1") == 0);
+  Worker worker(device, emulator, testFlag && std::strcmp(testFlag, "1") == 0, staging, staging ? stagingBytes : 0);
 
   for (;;) {
     Result<std::vector<uint8_t>> payload = protocol::readFrame(fd, -1);
