@@ -108,33 +108,66 @@ std::string suiteVersion(const std::string &name, const std::vector<const tasks:
 
 namespace {
 
-/// The metrics of an eval's runs, in run order, with the errors recorded for tasks without a run.
-Result<nlohmann::json> metricsOf(store::Store &store, int64_t evalId, const std::vector<int> &ks) {
-  Result<std::vector<store::EvalRun>> runs = store.evalRuns(evalId);
+/// What the figures of an eval are computed over: its recorded parameters and provenance.
+MetricsOptions metricsOptionsOf(const store::EvalRecord &record) {
+  MetricsOptions options;
+  if (record.parameters.is_object())
+    if (Result<EvalOptions> recorded = optionsFromJson(record.parameters)) {
+      options.ks = recorded->ks;
+      options.samples = std::max(1, recorded->samples);
+      options.rounds = std::max(1, recorded->rounds);
+    }
+  if (record.provenance.is_object() && record.provenance.contains("timed") && record.provenance["timed"].is_boolean())
+    options.timed = record.provenance["timed"].get<bool>();
+  return options;
+}
+
+/// The tasks of the eval without a run, as runEval recorded them ("not_run").
+std::vector<TaskNotRun> notRunOf(const store::EvalRecord &record, const std::vector<store::EvalRun> &runs) {
+  std::vector<TaskNotRun> notRun;
+  if (!record.metrics.is_object() || !record.metrics.contains("not_run") || !record.metrics["not_run"].is_array())
+    return notRun;
+  for (const nlohmann::json &entry : record.metrics["not_run"]) {
+    if (!entry.is_object() || !entry.contains("task") || !entry["task"].is_string()) continue;
+    std::string task = entry["task"].get<std::string>();
+    // A run linked since (a resume) speaks for itself.
+    if (std::any_of(runs.begin(), runs.end(), [&](const store::EvalRun &run) { return run.task == task; })) continue;
+    int level = entry.contains("level") && entry["level"].is_number_integer() ? entry["level"].get<int>() : 0;
+    notRun.push_back({task, level});
+  }
+  return notRun;
+}
+
+int levelOf(const store::RunRecord &run) {
+  const nlohmann::json &provenance = run.provenance;
+  return provenance.is_object() && provenance.contains("task_level") && provenance["task_level"].is_number_integer()
+             ? provenance["task_level"].get<int>()
+             : 0;
+}
+
+/// The metrics of an eval's runs, in run order, then the tasks that did not run.
+Result<EvalMetrics> metricsOf(store::Store &store, const store::EvalRecord &record) {
+  Result<std::vector<store::EvalRun>> runs = store.evalRuns(record.id);
   if (!runs) return runs.error();
   std::vector<store::RunData> data;
   std::vector<int> levels;
   for (const store::EvalRun &run : *runs) {
     Result<store::RunData> loaded = store.load(run.runId);
     if (!loaded) return loaded.error();
-    const nlohmann::json &provenance = loaded->run.provenance;
-    int level = provenance.is_object() && provenance.contains("task_level") && provenance["task_level"].is_number_integer()
-                    ? provenance["task_level"].get<int>()
-                    : 0;
-    levels.push_back(level);
+    levels.push_back(levelOf(loaded->run));
     data.push_back(std::move(loaded.value()));
   }
-  return toJson(evalMetrics(data, levels, ks));
+  return evalMetrics(data, levels, metricsOptionsOf(record), notRunOf(record, *runs));
 }
 
-nlohmann::json documentOf(const store::EvalRecord &record, const nlohmann::json &metrics) {
+nlohmann::json documentOf(const store::EvalRecord &record, const std::string &status, const nlohmann::json &metrics) {
   nlohmann::json document = {{"eval", record.id},
                              {"created_at", record.createdAt},
                              {"updated_at", record.updatedAt},
                              {"model", record.model},
                              {"suite", record.suite},
                              {"suite_version", record.suiteVersion},
-                             {"status", record.status},
+                             {"status", status},
                              {"parameters", record.parameters},
                              {"provenance", record.provenance},
                              {"metrics", metrics}};
@@ -142,17 +175,35 @@ nlohmann::json documentOf(const store::EvalRecord &record, const nlohmann::json 
   return document;
 }
 
+/// Whether the task's run needs nothing more: done, and every sample has its completions.
+Result<bool> runIsComplete(store::Store &store, int64_t runId, int level, const MetricsOptions &options) {
+  Result<store::RunData> data = store.load(runId);
+  if (!data) return data.error();
+  if (data->run.runStatus() != store::RunStatus::Done) return false;
+  return taskMetrics(*data, level, options).noCompletion == 0;
+}
+
 } // namespace
+
+store::EvalStatus finishedStatus(const EvalMetrics &metrics) {
+  if (metrics.overall.noCompletion == 0 && metrics.overall.samples > 0) return store::EvalStatus::Complete;
+  if (metrics.overall.samples == 0) return store::EvalStatus::InfraError;
+  return store::EvalStatus::Incomplete;
+}
 
 Result<nlohmann::json> evalDocument(store::Store &store, int64_t evalId) {
   Result<store::EvalRecord> record = store.evalRecord(evalId);
   if (!record) return record.error();
-  std::vector<int> ks = {1};
-  if (record->parameters.is_object())
-    if (Result<EvalOptions> options = optionsFromJson(record->parameters)) ks = options->ks;
-  Result<nlohmann::json> metrics = metricsOf(store, evalId, ks);
+  Result<EvalMetrics> metrics = metricsOf(store, *record);
   if (!metrics) return metrics.error();
-  return documentOf(*record, *metrics);
+  // A finished eval's status follows from its runs; "done" is how evals were
+  // recorded before incomplete and infra-error existed.
+  std::string status = record->status;
+  std::optional<store::EvalStatus> stored = record->evalStatus();
+  if (status == "done" || stored == store::EvalStatus::Complete || stored == store::EvalStatus::Incomplete ||
+      stored == store::EvalStatus::InfraError)
+    status = store::evalStatusName(finishedStatus(*metrics));
+  return documentOf(*record, status, toJson(*metrics));
 }
 
 Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, std::optional<int64_t> resumeEvalId) {
@@ -211,19 +262,32 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     if (!created) return created.error();
     evalId = *created;
   }
+  // Running while this process works on it (a killed process leaves it so).
+  if (Result<void> marked = context.store.updateEval(evalId, store::EvalStatus::Running, nlohmann::json::object());
+      !marked)
+    return marked.error();
+
+  MetricsOptions metricsOptions;
+  metricsOptions.ks = options.ks;
+  metricsOptions.samples = options.samples;
+  metricsOptions.rounds = options.rounds;
 
   nlohmann::json errors = nlohmann::json::array();
+  nlohmann::json notRun = nlohmann::json::array();
   bool pending = false;
   int position = 0;
   for (const tasks::TaskSpec *task : *selected) {
     int index = position++;
-    if (context.stop.stop_requested()) break;
     std::optional<int64_t> resumeRun;
     if (auto found = existingRuns.find(task->name); found != existingRuns.end()) {
-      Result<store::RunRecord> run = context.store.run(found->second);
-      if (!run) return run.error();
-      if (run->runStatus() == store::RunStatus::Done) continue;
+      Result<bool> complete = runIsComplete(context.store, found->second, task->level, metricsOptions);
+      if (!complete) return complete.error();
+      if (*complete) continue;
       resumeRun = found->second;
+    }
+    if (context.stop.stop_requested()) {
+      if (!resumeRun) notRun.push_back({{"task", task->name}, {"level", task->level}, {"reason", "interrupted"}});
+      continue;
     }
     solve::SolveOptions solveOptions;
     solveOptions.rounds = options.rounds;
@@ -259,31 +323,45 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     Result<solve::SolveOutcome> outcome = solve::solve(solveContext, solveOptions, resumeRun);
     if (!outcome) {
       errors.push_back({{"task", task->name}, {"error", outcome.error().message}});
+      notRun.push_back({{"task", task->name}, {"level", task->level}, {"reason", outcome.error().message}});
       if (context.onProgress) context.onProgress(fmt::format("  {}: not run: {}", task->name, outcome.error().message));
       continue;
     }
-    if (Result<void> linked = context.store.linkEvalRun(evalId, index, task->name, outcome->runId); !linked)
-      return linked.error();
+    if (Result<void> linkedRun = context.store.linkEvalRun(evalId, index, task->name, outcome->runId); !linkedRun)
+      return linkedRun.error();
     // SolveOutcome keeps its status as the name (the CLI prints it); parsed here, once.
     if (store::parseRunStatus(outcome->status) == store::RunStatus::Pending) pending = true;
     if (context.onProgress) {
       const nlohmann::json &counts = outcome->summary.contains("counts") ? outcome->summary["counts"] : nlohmann::json();
-      context.onProgress(fmt::format("  {}: run {} {}: {}", task->name, outcome->runId, outcome->status,
-                                     counts.is_object() ? counts.dump() : "{}"));
+      std::string missing;
+      if (Result<store::RunData> data = context.store.load(outcome->runId))
+        if (int noCompletion = taskMetrics(*data, task->level, metricsOptions).noCompletion; noCompletion > 0)
+          missing = fmt::format(" ({} of {} samples without a completion)", noCompletion, options.samples);
+      context.onProgress(fmt::format("  {}: run {} {}: {}{}", task->name, outcome->runId, outcome->status,
+                                     counts.is_object() ? counts.dump() : "{}", missing));
     }
   }
 
-  store::RunStatus status = context.stop.stop_requested() ? store::RunStatus::Interrupted
-                            : pending                      ? store::RunStatus::Pending
-                                                           : store::RunStatus::Done;
-  Result<nlohmann::json> metrics = metricsOf(context.store, evalId, options.ks);
-  if (!metrics) return metrics.error();
-  nlohmann::json stored = *metrics;
+  // Recorded first: the metrics read which tasks did not run from the record.
+  nlohmann::json stored = nlohmann::json::object();
   if (!errors.empty()) stored["errors"] = errors;
-  if (Result<void> updated = context.store.updateEval(evalId, status, stored); !updated) return updated.error();
+  if (!notRun.empty()) stored["not_run"] = notRun;
+  if (Result<void> updated = context.store.updateEval(evalId, store::EvalStatus::Running, stored); !updated)
+    return updated.error();
+  Result<store::EvalRecord> record = context.store.evalRecord(evalId);
+  if (!record) return record.error();
+  Result<EvalMetrics> metrics = metricsOf(context.store, *record);
+  if (!metrics) return metrics.error();
+
+  store::EvalStatus status = context.stop.stop_requested() ? store::EvalStatus::Interrupted
+                             : pending                      ? store::EvalStatus::Pending
+                                                            : finishedStatus(*metrics);
+  nlohmann::json metricsJson = toJson(*metrics);
+  metricsJson.update(stored);
+  if (Result<void> updated = context.store.updateEval(evalId, status, metricsJson); !updated) return updated.error();
   Result<nlohmann::json> document = evalDocument(context.store, evalId);
   if (!document) return document.error();
-  return EvalOutcome{evalId, store::runStatusName(status), std::move(document.value())};
+  return EvalOutcome{evalId, status, std::move(document.value())};
 }
 
 } // namespace ptxforge::eval

@@ -74,20 +74,32 @@ std::string suiteVersion(const std::string &name, const std::vector<const tasks:
 
 struct EvalOutcome {
   int64_t evalId = 0;
-  std::string status;      ///< store::runStatusName: done, pending (batch), interrupted, failed
+  store::EvalStatus status = store::EvalStatus::Running; ///< complete, incomplete, interrupted, infra-error, pending
   nlohmann::json document; ///< the eval document (EvalReport.h)
 };
 
+/// How an eval that ran to its end (neither interrupted nor waiting for batch
+/// results) stands: complete when every sample of every task has all its
+/// completions, infra-error when no sample has (nothing could be scored: a
+/// dead server, a recording that answers nothing), incomplete otherwise.
+store::EvalStatus finishedStatus(const EvalMetrics &metrics);
+
 /// Runs (or, with resumeEvalId, resumes) an eval. A resumed eval keeps its
-/// recorded options and suite; tasks whose run is done are not touched, the
-/// others are resumed (solve's replay) or started. A task whose run cannot
-/// start (its reference fails) is recorded in the document's "errors" and
-/// left out of the metrics; store failures are Errors.
+/// recorded options and suite; a task whose run is done and whose samples all
+/// have their completions is not touched, the others are resumed (solve's
+/// replay: recorded completions and results are reused, and every request
+/// without a completion is asked again) or started. A task whose run cannot
+/// start (its reference fails) is recorded in the document's "errors"; its
+/// samples, like those of tasks an interruption kept from starting, count as
+/// having no completion. Store failures are Errors.
 Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &options,
                             std::optional<int64_t> resumeEvalId = std::nullopt);
 
 /// The eval document of a recorded eval, its metrics computed again from its
-/// runs (so a document always matches the store).
+/// runs (so a document always matches the store). The status of a finished
+/// eval is worked out again too (finishedStatus), so that evals recorded as
+/// "done" before the eval statuses existed read as complete, incomplete or
+/// infra-error.
 Result<nlohmann::json> evalDocument(store::Store &store, int64_t evalId);
 
 } // namespace ptxforge::eval

@@ -141,6 +141,15 @@ std::optional<int> spillBytesOf(const StoredResult &result) {
   return spillBytesOf(resources->spillStoreBytes, resources->spillLoadBytes);
 }
 
+/// The lower end of the noise band of the result's headline benchmark (the
+/// one its speedup column comes from); none when it did not decode or was not timed.
+std::optional<double> speedupLowOf(const StoredResult &result) {
+  if (!result.check) return std::nullopt;
+  const verify::BenchmarkReport *headline = verify::headlineBenchmark(*result.check);
+  if (headline == nullptr) return std::nullopt;
+  return usableSpeedup(headline->speedupLow);
+}
+
 /// Sums `from` into `into` (taxonomy maps).
 void addCounts(std::map<std::string, int> &into, const std::map<std::string, int> &from) {
   for (const auto &[key, count] : from) into[key] += count;
@@ -148,8 +157,14 @@ void addCounts(std::map<std::string, int> &into, const std::map<std::string, int
 
 std::string levelName(int level) { return fmt::format("L{}", level); }
 
-/// A threshold as a JSON key: the shortest form, no trailing zeros ("0", "1.5").
-std::string thresholdKey(double threshold) { return fmt::format("{}", threshold); }
+/// An integer parameter of a run (`candidates`, `rounds`), when recorded as one.
+std::optional<int> intParameter(const json &parameters, std::string_view key) {
+  const json *value = member(&parameters, key);
+  if (value == nullptr || !value->is_number_integer()) return std::nullopt;
+  int64_t number = value->get<int64_t>();
+  if (number < 1 || number > 1'000'000) return std::nullopt;
+  return static_cast<int>(number);
+}
 
 template <typename T> json optionalJson(const std::optional<T> &value) {
   return value ? json(*value) : json(nullptr);
@@ -158,6 +173,18 @@ template <typename T> json optionalJson(const std::optional<T> &value) {
 json passAtKJson(const PassAtK &rates) {
   json object = json::object();
   for (const auto &[k, rate] : rates) object[std::to_string(k)] = optionalJson(rate);
+  return object;
+}
+
+json fastJson(const FastShares &shares) {
+  json object = json::object();
+  for (const auto &[threshold, share] : shares) object[thresholdKey(threshold)] = optionalJson(share);
+  return object;
+}
+
+json fastAtKJson(const std::map<int, FastShares> &byK) {
+  json object = json::object();
+  for (const auto &[k, shares] : byK) object[std::to_string(k)] = fastJson(shares);
   return object;
 }
 
@@ -173,16 +200,25 @@ json countsJson(const std::map<std::string, int> &counts) {
   return object;
 }
 
-json groupJson(const GroupMetrics &group) {
-  json fastP = json::object();
-  for (const auto &[threshold, share] : group.fastP) fastP[thresholdKey(threshold)] = optionalJson(share);
+json groupJson(const GroupMetrics &group, int rounds) {
+  json afterRounds = nullptr;
+  if (rounds > 1)
+    afterRounds = {{"rounds", rounds},
+                   {"correct_at_k", passAtKJson(group.correctAtKAfterRounds)},
+                   {"fast_p", fastJson(group.fastPAfterRounds)},
+                   {"fast_p_low", fastJson(group.fastPLowAfterRounds)}};
   return {{"name", group.name},
           {"tasks", group.tasks},
           {"samples", group.samples},
+          {"no_completion", group.noCompletion},
+          {"no_completion_reasons", countsJson(group.noCompletionReasons)},
           {"lint_at_k", passAtKJson(group.lintAtK)},
           {"compile_at_k", passAtKJson(group.compileAtK)},
           {"correct_at_k", passAtKJson(group.correctAtK)},
-          {"fast_p", std::move(fastP)},
+          {"fast_p", fastJson(group.fastP)},
+          {"fast_p_low", fastJson(group.fastPLow)},
+          {"fast_p_at_k", fastAtKJson(group.fastPAtK)},
+          {"after_rounds", std::move(afterRounds)},
           {"geomean_speedup", optionalJson(group.geomeanSpeedup)},
           {"register_ratio", optionalJson(group.registerRatio)},
           {"instruction_ratio", optionalJson(group.instructionRatio)},
@@ -192,31 +228,51 @@ json groupJson(const GroupMetrics &group) {
           {"diagnostic_codes", countsJson(group.diagnosticCodes)}};
 }
 
-json sampleJson(const SampleOutcome &sample) {
-  return {{"slot", sample.slot},
-          {"lint", sample.lint},
-          {"compile", sample.compile},
-          {"correct", sample.correct},
-          {"speedup", optionalJson(sample.speedup)},
-          {"registers", optionalJson(sample.registers)},
-          {"sass_instructions", optionalJson(sample.sassInstructions)},
-          {"spill_bytes", optionalJson(sample.spillBytes)},
-          {"attempts", sample.attempts}};
+json reachJson(const Reach &reach) {
+  return {{"lint", reach.lint},
+          {"compile", reach.compile},
+          {"correct", reach.correct},
+          {"speedup", optionalJson(reach.speedup)},
+          {"speedup_low", optionalJson(reach.speedupLow)}};
+}
+
+json sampleJson(const SampleOutcome &sample, int rounds) {
+  json out = {{"slot", sample.slot}, {"no_completion", optionalJson(sample.noCompletion)}};
+  out.update(reachJson(sample.first));
+  out["after_rounds"] = rounds > 1 ? reachJson(sample.final) : json(nullptr);
+  out["registers"] = optionalJson(sample.registers);
+  out["sass_instructions"] = optionalJson(sample.sassInstructions);
+  out["spill_bytes"] = optionalJson(sample.spillBytes);
+  out["attempts"] = sample.attempts;
+  return out;
 }
 
 json taskJson(const TaskMetrics &task) {
   json samples = json::array();
-  for (const SampleOutcome &sample : task.sampleOutcomes) samples.push_back(sampleJson(sample));
+  for (const SampleOutcome &sample : task.sampleOutcomes) samples.push_back(sampleJson(sample, task.rounds));
+  json afterRounds = nullptr;
+  if (task.rounds > 1)
+    afterRounds = {{"rounds", task.rounds},
+                   {"correct", task.correctAfterRounds},
+                   {"correct_at_k", passAtKJson(task.correctAtKAfterRounds)},
+                   {"fast_p", fastJson(task.fastPAfterRounds)},
+                   {"fast_p_low", fastJson(task.fastPLowAfterRounds)}};
   return {{"task", task.task},
           {"level", task.level},
-          {"run", task.runId},
+          {"run", task.runId > 0 ? json(task.runId) : json(nullptr)},
           {"samples", task.samples},
+          {"no_completion", task.noCompletion},
+          {"no_completion_reasons", countsJson(task.noCompletionReasons)},
           {"lint_passed", task.lintPassed},
           {"compile_passed", task.compilePassed},
           {"correct", task.correct},
           {"lint_at_k", passAtKJson(task.lintAtK)},
           {"compile_at_k", passAtKJson(task.compileAtK)},
           {"correct_at_k", passAtKJson(task.correctAtK)},
+          {"fast_p", fastJson(task.fastP)},
+          {"fast_p_low", fastJson(task.fastPLow)},
+          {"fast_p_at_k", fastAtKJson(task.fastPAtK)},
+          {"after_rounds", std::move(afterRounds)},
           {"best_speedup", optionalJson(task.bestSpeedup)},
           {"geomean_speedup", optionalJson(task.geomeanSpeedup)},
           {"timed", task.timed},
@@ -242,7 +298,7 @@ struct Ratios {
 Ratios ratiosOf(const TaskMetrics &task) {
   Ratios ratios;
   for (const SampleOutcome &sample : task.sampleOutcomes) {
-    if (!sample.correct) continue;
+    if (sample.noCompletion || !sample.final.correct) continue;
     if (sample.registers && task.nvccRegisters && *task.nvccRegisters > 0)
       ratios.registers.push_back(static_cast<double>(*sample.registers) / *task.nvccRegisters);
     if (sample.sassInstructions && task.nvccInstructions && *task.nvccInstructions > 0)
@@ -251,64 +307,162 @@ Ratios ratiosOf(const TaskMetrics &task) {
   return ratios;
 }
 
+/// count / samples; none without samples, and for a speed threshold when nothing was timed.
+std::optional<double> shareOf(int count, int samples, double threshold, bool timed) {
+  if (samples <= 0 || (threshold > 0 && !timed)) return std::nullopt;
+  return static_cast<double>(count) / static_cast<double>(samples);
+}
+
+/// The attempts of one run that count, by (slot, round): each cell's latest
+/// request (a resume that re-asks a failed request, or that turns a round's
+/// fresh attempt into a repair, supersedes what an earlier pass recorded),
+/// and the skeleton request that went with a fresh attempt.
+struct Cell {
+  const store::AttemptRow *main = nullptr;     ///< initial, repair or optimize
+  const store::AttemptRow *skeleton = nullptr; ///< the skeleton strategy's first request
+};
+
+std::map<std::pair<int, int>, Cell> liveCells(const store::RunData &run) {
+  std::map<std::pair<int, int>, Cell> cells;
+  for (const store::AttemptRow &attempt : run.attempts) {
+    Cell &cell = cells[{attempt.prompt.slot, attempt.prompt.round}];
+    const store::AttemptRow *&slot = attempt.prompt.kind == "skeleton" ? cell.skeleton : cell.main;
+    if (slot == nullptr || attempt.prompt.id > slot->prompt.id) slot = &attempt;
+  }
+  for (auto &[key, cell] : cells)
+    // A skeleton request belongs to a fresh attempt only; beside a repair it is an earlier pass's.
+    if (cell.main != nullptr && cell.main->prompt.kind != "initial") cell.skeleton = nullptr;
+  return cells;
+}
+
+/// Why a request has no usable answer; none when it has one.
+std::optional<std::string> missingReason(const store::AttemptRow *attempt, bool needsResult,
+                                         const std::map<int64_t, const store::AttemptRow *> &byCandidate) {
+  if (attempt == nullptr || !attempt->completion) return "unasked";
+  std::optional<store::CompletionStatus> status = attempt->completion->completionStatus();
+  if (status == store::CompletionStatus::Pending) return "pending";
+  if (status != store::CompletionStatus::Complete) return "error";
+  if (needsResult && effectiveResult(*attempt, byCandidate) == nullptr) return "unjudged";
+  return std::nullopt;
+}
+
+/// What one judged attempt reached, with its speedup and band when correct.
+struct Judged {
+  FunnelStage stage = FunnelStage::Unverified;
+  Reach reach;
+  std::optional<int> registers, sassInstructions, spillBytes;
+  std::set<std::string> failureCodes;
+};
+
+Judged judge(const store::AttemptRow &attempt, const std::map<int64_t, const store::AttemptRow *> &byCandidate) {
+  Judged judged;
+  // A duplicate recorded without its copy of the original's result counts with the original's.
+  const store::ResultRecord *record = effectiveResult(attempt, byCandidate);
+  std::optional<StoredResult> result = record ? std::optional(report::decodeResult(*record)) : std::nullopt;
+  judged.stage = report::funnelStage(attempt, result ? &*result : nullptr);
+  Reached reached = reachedBy(judged.stage, result ? &*result : nullptr);
+  judged.reach.lint = reached.lint;
+  judged.reach.compile = reached.compile;
+  judged.reach.correct = reached.correct;
+  if (result && result->check && !result->is(Verdict::Correct))
+    for (const ptx::Diagnostic &diagnostic : result->check->diagnostics)
+      if (!diagnostic.code.empty()) judged.failureCodes.insert(diagnostic.code);
+  if (reached.correct && result) {
+    judged.reach.speedup = usableSpeedup(record->speedup);
+    if (judged.reach.speedup) judged.reach.speedupLow = speedupLowOf(*result);
+    judged.registers = registersOf(*result);
+    judged.sassInstructions = result->sassInstructions;
+    judged.spillBytes = spillBytesOf(*result);
+  }
+  return judged;
+}
+
+/// Whether some attempt of the run was timed (a speedup recorded).
+bool anyTimed(const store::RunData &run) {
+  for (const store::AttemptRow &attempt : run.attempts)
+    if (attempt.result && usableSpeedup(attempt.result->speedup)) return true;
+  return false;
+}
+
+bool anyTimed(const std::vector<store::RunData> &runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const store::RunData &run) { return anyTimed(run); });
+}
+
+/// Mean over the tasks with samples of a per-task rate; unknown when no task
+/// has samples or one of them has no figure (n < k).
+template <typename Rate> std::optional<double> meanOverTasks(const std::vector<const TaskMetrics *> &tasks, Rate rate) {
+  double sum = 0;
+  int counted = 0;
+  for (const TaskMetrics *task : tasks) {
+    if (task->samples == 0) continue; // nothing scored: no figure to average
+    std::optional<double> value = rate(*task);
+    if (!value) return std::nullopt;
+    sum += *value;
+    ++counted;
+  }
+  if (counted == 0) return std::nullopt;
+  return sum / counted;
+}
+
+std::optional<double> rateAt(const PassAtK &rates, int k) {
+  auto it = rates.find(k);
+  return it == rates.end() ? std::nullopt : it->second;
+}
+
+std::optional<double> shareAt(const FastShares &shares, double p) {
+  auto it = shares.find(p);
+  return it == shares.end() ? std::nullopt : it->second;
+}
+
 GroupMetrics groupMetrics(const std::string &name, const std::vector<const TaskMetrics *> &tasks,
-                          const std::vector<int> &ks) {
+                          const std::vector<int> &ks, bool timed) {
   GroupMetrics group;
   group.name = name;
   group.tasks = static_cast<int>(tasks.size());
-  // Mean over the group's tasks; unknown as soon as one task's figure is.
-  auto meanAtK = [&](PassAtK TaskMetrics::*field) {
-    PassAtK means;
-    for (int k : ks) {
-      std::optional<double> mean;
-      if (!tasks.empty()) {
-        double sum = 0;
-        bool known = true;
-        for (const TaskMetrics *task : tasks) {
-          auto it = (task->*field).find(k);
-          if (it == (task->*field).end() || !it->second) {
-            known = false;
-            break;
-          }
-          sum += *it->second;
-        }
-        if (known) mean = sum / static_cast<double>(tasks.size());
-      }
-      means[k] = mean;
-    }
-    return means;
-  };
-  group.lintAtK = meanAtK(&TaskMetrics::lintAtK);
-  group.compileAtK = meanAtK(&TaskMetrics::compileAtK);
-  group.correctAtK = meanAtK(&TaskMetrics::correctAtK);
+  for (int k : ks) {
+    group.lintAtK[k] = meanOverTasks(tasks, [k](const TaskMetrics &t) { return rateAt(t.lintAtK, k); });
+    group.compileAtK[k] = meanOverTasks(tasks, [k](const TaskMetrics &t) { return rateAt(t.compileAtK, k); });
+    group.correctAtK[k] = meanOverTasks(tasks, [k](const TaskMetrics &t) { return rateAt(t.correctAtK, k); });
+    group.correctAtKAfterRounds[k] =
+        meanOverTasks(tasks, [k](const TaskMetrics &t) { return rateAt(t.correctAtKAfterRounds, k); });
+    for (double p : kFastThresholds)
+      group.fastPAtK[k][p] = meanOverTasks(tasks, [k, p](const TaskMetrics &t) {
+        auto it = t.fastPAtK.find(k);
+        return it == t.fastPAtK.end() ? std::nullopt : shareAt(it->second, p);
+      });
+  }
 
-  bool anyTimed = false;
+  std::map<double, int> fast, fastLow, fastAfter, fastLowAfter;
   std::vector<double> speedups, registerRatios, instructionRatios;
   for (const TaskMetrics *task : tasks) {
     group.samples += task->samples;
-    group.correctSamples += task->correct;
+    group.noCompletion += task->noCompletion;
+    addCounts(group.noCompletionReasons, task->noCompletionReasons);
+    group.correctSamples += task->correctAfterRounds;
     group.spillingWhereNvccDoesNot += task->spillingWhereNvccDoesNot;
-    anyTimed = anyTimed || task->timed;
     addCounts(group.stages, task->stages);
     addCounts(group.diagnosticCodes, task->diagnosticCodes);
+    for (double p : kFastThresholds) {
+      fast[p] += task->fast.count(p) ? task->fast.at(p) : 0;
+      fastAfter[p] += task->fastAfterRounds.count(p) ? task->fastAfterRounds.at(p) : 0;
+      if (p <= 0) continue;
+      fastLow[p] += task->fastLow.count(p) ? task->fastLow.at(p) : 0;
+      fastLowAfter[p] += task->fastLowAfterRounds.count(p) ? task->fastLowAfterRounds.at(p) : 0;
+    }
     for (const SampleOutcome &sample : task->sampleOutcomes)
-      if (sample.correct && sample.speedup) speedups.push_back(*sample.speedup);
+      if (!sample.noCompletion && sample.final.correct && sample.final.speedup)
+        speedups.push_back(*sample.final.speedup);
     Ratios ratios = ratiosOf(*task);
     registerRatios.insert(registerRatios.end(), ratios.registers.begin(), ratios.registers.end());
     instructionRatios.insert(instructionRatios.end(), ratios.instructions.begin(), ratios.instructions.end());
   }
-  for (double threshold : kFastThresholds) {
-    std::optional<double> share;
-    // fast_0 needs no timing; a speed threshold is unknown when nothing was timed.
-    if (!tasks.empty() && (threshold <= 0 || anyTimed)) {
-      int fast = 0;
-      for (const TaskMetrics *task : tasks) {
-        if (task->correct == 0) continue;
-        if (threshold <= 0 || (task->bestSpeedup && *task->bestSpeedup >= threshold)) ++fast;
-      }
-      share = static_cast<double>(fast) / static_cast<double>(tasks.size());
-    }
-    group.fastP[threshold] = share;
+  // Per sample, pooled over the group (KernelBench's fast_p): not a mean of the tasks' shares.
+  for (double p : kFastThresholds) {
+    group.fastP[p] = shareOf(fast[p], group.samples, p, timed);
+    group.fastPAfterRounds[p] = shareOf(fastAfter[p], group.samples, p, timed);
+    if (p <= 0) continue;
+    group.fastPLow[p] = shareOf(fastLow[p], group.samples, p, timed);
+    group.fastPLowAfterRounds[p] = shareOf(fastLowAfter[p], group.samples, p, timed);
   }
   // Pooled over the group's samples (not a mean of the tasks' means), so a
   // task with more correct samples weighs more, as for the speedup geomean.
@@ -318,7 +472,67 @@ GroupMetrics groupMetrics(const std::string &name, const std::vector<const TaskM
   return group;
 }
 
+/// The per-sample figures of a task once its samples are known.
+void countSamples(TaskMetrics &metrics, const std::vector<int> &ks, bool timed) {
+  std::vector<double> speedups, instructions;
+  for (const SampleOutcome &sample : metrics.sampleOutcomes) {
+    if (sample.noCompletion) {
+      ++metrics.noCompletion;
+      ++metrics.noCompletionReasons[*sample.noCompletion];
+      continue;
+    }
+    ++metrics.samples;
+    metrics.lintPassed += sample.first.lint;
+    metrics.compilePassed += sample.first.compile;
+    metrics.correct += sample.first.correct;
+    metrics.correctAfterRounds += sample.final.correct;
+    for (double p : kFastThresholds) {
+      metrics.fast[p] += fastAt(sample.first, p);
+      metrics.fastAfterRounds[p] += fastAt(sample.final, p);
+      if (p <= 0) continue;
+      metrics.fastLow[p] += fastLowAt(sample.first, p);
+      metrics.fastLowAfterRounds[p] += fastLowAt(sample.final, p);
+    }
+    if (!sample.final.correct) continue;
+    if (sample.final.speedup) speedups.push_back(*sample.final.speedup);
+    if (sample.sassInstructions) instructions.push_back(*sample.sassInstructions);
+  }
+  int n = metrics.samples;
+  for (int k : ks) {
+    metrics.lintAtK[k] = passAtK(n, metrics.lintPassed, k);
+    metrics.compileAtK[k] = passAtK(n, metrics.compilePassed, k);
+    metrics.correctAtK[k] = passAtK(n, metrics.correct, k);
+    metrics.correctAtKAfterRounds[k] = passAtK(n, metrics.correctAfterRounds, k);
+    for (double p : kFastThresholds)
+      metrics.fastPAtK[k][p] = p > 0 && !timed ? std::nullopt : passAtK(n, metrics.fast[p], k);
+  }
+  for (double p : kFastThresholds) {
+    metrics.fastP[p] = shareOf(metrics.fast[p], n, p, timed);
+    metrics.fastPAfterRounds[p] = shareOf(metrics.fastAfterRounds[p], n, p, timed);
+    if (p <= 0) continue;
+    metrics.fastPLow[p] = shareOf(metrics.fastLow[p], n, p, timed);
+    metrics.fastPLowAfterRounds[p] = shareOf(metrics.fastLowAfterRounds[p], n, p, timed);
+  }
+  metrics.timed = !speedups.empty();
+  if (metrics.timed) {
+    metrics.bestSpeedup = *std::max_element(speedups.begin(), speedups.end());
+    metrics.geomeanSpeedup = geomean(speedups);
+    metrics.speedupSpread = spreadOf(speedups);
+  }
+  if (!instructions.empty()) metrics.instructionSpread = spreadOf(instructions);
+}
+
 } // namespace
+
+bool fastAt(const Reach &reach, double p) {
+  if (!reach.correct) return false;
+  if (p <= 0) return true;
+  return reach.speedup && *reach.speedup > p;
+}
+
+bool fastLowAt(const Reach &reach, double p) { return reach.correct && reach.speedupLow && *reach.speedupLow > p; }
+
+std::string thresholdKey(double threshold) { return fmt::format("{}", threshold); }
 
 std::optional<double> passAtK(int n, int c, int k) {
   assert(n >= 0 && c >= 0 && c <= n && k >= 1 && "passAtK: needs 0 <= c <= n and k >= 1");
@@ -332,94 +546,80 @@ std::optional<double> passAtK(int n, int c, int k) {
   return 1.0 - failAll;
 }
 
-TaskMetrics taskMetrics(const store::RunData &run, int level, const std::vector<int> &ks) {
+TaskMetrics taskMetrics(const store::RunData &run, int level, const MetricsOptions &options) {
   TaskMetrics metrics;
   metrics.task = run.run.task;
   metrics.level = level;
   metrics.runId = run.run.id;
+  std::vector<int> ks = normalizedKs(options.ks);
 
   std::map<int64_t, const store::AttemptRow *> byCandidate;
   for (const store::AttemptRow &attempt : run.attempts)
     if (attempt.candidate) byCandidate.emplace(attempt.candidate->id, &attempt);
+  std::map<std::pair<int, int>, Cell> cells = liveCells(run);
 
-  // Every slot that was asked is a sample, including one whose only prompt is
-  // a skeleton request or whose requests all failed: it reached nothing.
-  std::map<int, SampleOutcome> samples;
-  for (const store::AttemptRow &attempt : run.attempts) samples[attempt.prompt.slot].slot = attempt.prompt.slot;
+  // How many samples and rounds were asked for: the options, else the run's
+  // parameters, else what it recorded.
+  int recordedSlots = 0, recordedRounds = 1;
+  for (const auto &[key, cell] : cells) {
+    recordedSlots = std::max(recordedSlots, key.first + 1);
+    recordedRounds = std::max(recordedRounds, key.second);
+  }
+  int slots = options.samples > 0 ? options.samples
+                                  : intParameter(run.run.parameters, "candidates").value_or(recordedSlots);
+  int rounds = options.rounds > 0 ? options.rounds : intParameter(run.run.parameters, "rounds").value_or(recordedRounds);
+  metrics.rounds = rounds;
+  bool timed = options.timed.value_or(anyTimed(run));
 
-  // The attempt each sample's resources come from: its fastest correct one
-  // (earliest on a tie), else its first correct one.
-  struct Best {
-    bool found = false;
-    std::optional<double> speedup;
-    std::optional<int> registers, sassInstructions, spillBytes;
-  };
-  std::map<int, Best> best;
-
-  for (const store::AttemptRow &attempt : run.attempts) {
-    // A skeleton prompt is the first half of a two-request attempt, not an attempt.
-    if (attempt.prompt.kind == "skeleton") continue;
-    SampleOutcome &sample = samples[attempt.prompt.slot];
-    ++sample.attempts;
-
-    // A duplicate recorded without its copy of the original's result counts with the original's.
-    const store::ResultRecord *record = effectiveResult(attempt, byCandidate);
-    std::optional<StoredResult> result = record ? std::optional(report::decodeResult(*record)) : std::nullopt;
-    FunnelStage stage = report::funnelStage(attempt, result ? &*result : nullptr);
-    ++metrics.stages[report::funnelStageName(stage)];
-
-    Reached reached = reachedBy(stage, result ? &*result : nullptr);
-    sample.lint = sample.lint || reached.lint;
-    sample.compile = sample.compile || reached.compile;
-    sample.correct = sample.correct || reached.correct;
-
-    if (result && result->check && !result->is(Verdict::Correct)) {
-      std::set<std::string> codes;
-      for (const ptx::Diagnostic &diagnostic : result->check->diagnostics)
-        if (!diagnostic.code.empty()) codes.insert(diagnostic.code);
-      for (const std::string &code : codes) ++metrics.diagnosticCodes[code];
+  for (int slot = 0; slot < slots; ++slot) {
+    SampleOutcome sample;
+    sample.slot = slot;
+    // The attempt the sample's resources come from: its fastest correct one
+    // (earliest on a tie), else its first correct one.
+    bool haveBest = false;
+    std::vector<Judged> judgedRounds;
+    for (int round = 1; round <= rounds; ++round) {
+      auto found = cells.find({slot, round});
+      const Cell *cell = found == cells.end() ? nullptr : &found->second;
+      const store::AttemptRow *main = cell ? cell->main : nullptr;
+      if (main != nullptr) ++sample.attempts;
+      if (sample.noCompletion) continue;
+      if (main == nullptr)
+        // Nothing answered this round. With the skeleton strategy the attempt
+        // is sent only once its skeleton request is answered: that one says why.
+        sample.noCompletion = cell && cell->skeleton
+                                  ? missingReason(cell->skeleton, false, byCandidate).value_or("unasked")
+                                  : "unasked";
+      else
+        sample.noCompletion = missingReason(main, true, byCandidate);
+      if (sample.noCompletion) continue;
+      judgedRounds.push_back(judge(*main, byCandidate));
     }
-
-    if (reached.correct && result) {
-      std::optional<double> speedup = usableSpeedup(record->speedup);
-      Best &current = best[attempt.prompt.slot];
-      if (!current.found || (speedup && (!current.speedup || *speedup > *current.speedup)))
-        current = Best{true, speedup, registersOf(*result), result->sassInstructions, spillBytesOf(*result)};
+    if (!sample.noCompletion) {
+      for (size_t i = 0; i < judgedRounds.size(); ++i) {
+        const Judged &judged = judgedRounds[i];
+        ++metrics.stages[report::funnelStageName(judged.stage)];
+        for (const std::string &code : judged.failureCodes) ++metrics.diagnosticCodes[code];
+        if (i == 0) sample.first = judged.reach;
+        sample.final.lint = sample.final.lint || judged.reach.lint;
+        sample.final.compile = sample.final.compile || judged.reach.compile;
+        if (!judged.reach.correct) continue;
+        sample.final.correct = true;
+        const std::optional<double> &speedup = judged.reach.speedup;
+        if (!haveBest || (speedup && (!sample.final.speedup || *speedup > *sample.final.speedup))) {
+          haveBest = true;
+          sample.final.speedup = speedup;
+          sample.final.speedupLow = judged.reach.speedupLow;
+          sample.registers = judged.registers;
+          sample.sassInstructions = judged.sassInstructions;
+          sample.spillBytes = judged.spillBytes;
+        }
+      }
     }
+    metrics.sampleOutcomes.push_back(std::move(sample));
   }
 
-  for (auto &[slot, sample] : samples) {
-    if (auto it = best.find(slot); it != best.end()) {
-      sample.speedup = it->second.speedup;
-      sample.registers = it->second.registers;
-      sample.sassInstructions = it->second.sassInstructions;
-      sample.spillBytes = it->second.spillBytes;
-    }
-    metrics.sampleOutcomes.push_back(sample);
-  }
-
-  metrics.samples = static_cast<int>(metrics.sampleOutcomes.size());
-  std::vector<double> speedups, instructions;
-  for (const SampleOutcome &sample : metrics.sampleOutcomes) {
-    metrics.lintPassed += sample.lint;
-    metrics.compilePassed += sample.compile;
-    metrics.correct += sample.correct;
-    if (!sample.correct) continue;
-    if (sample.speedup) speedups.push_back(*sample.speedup);
-    if (sample.sassInstructions) instructions.push_back(*sample.sassInstructions);
-  }
-  for (int k : normalizedKs(ks)) {
-    metrics.lintAtK[k] = passAtK(metrics.samples, metrics.lintPassed, k);
-    metrics.compileAtK[k] = passAtK(metrics.samples, metrics.compilePassed, k);
-    metrics.correctAtK[k] = passAtK(metrics.samples, metrics.correct, k);
-  }
-  metrics.timed = !speedups.empty();
-  if (metrics.timed) {
-    metrics.bestSpeedup = *std::max_element(speedups.begin(), speedups.end());
-    metrics.geomeanSpeedup = geomean(speedups);
-    metrics.speedupSpread = spreadOf(speedups);
-  }
-  if (!instructions.empty()) metrics.instructionSpread = spreadOf(instructions);
+  countSamples(metrics, ks, timed);
 
   const json *reference = member(run.run.summary, "reference");
   metrics.nvccRegisters = countOf(member(reference, "registers"));
@@ -432,38 +632,56 @@ TaskMetrics taskMetrics(const store::RunData &run, int level, const std::vector<
   metrics.instructionRatio = geomean(ratios.instructions);
   if (metrics.nvccSpillBytes && *metrics.nvccSpillBytes == 0)
     for (const SampleOutcome &sample : metrics.sampleOutcomes)
-      metrics.spillingWhereNvccDoesNot += sample.correct && sample.spillBytes && *sample.spillBytes > 0;
+      metrics.spillingWhereNvccDoesNot +=
+          !sample.noCompletion && sample.final.correct && sample.spillBytes && *sample.spillBytes > 0;
   return metrics;
 }
 
 EvalMetrics evalMetrics(const std::vector<store::RunData> &runs, const std::vector<int> &levels,
-                        const std::vector<int> &ks) {
+                        const MetricsOptions &requested, const std::vector<TaskNotRun> &notRun) {
   assert(runs.size() == levels.size() && "evalMetrics: one level per run");
+  MetricsOptions options = requested;
+  options.ks = normalizedKs(options.ks);
+  if (!options.timed) options.timed = anyTimed(runs);
   EvalMetrics metrics;
-  metrics.ks = normalizedKs(ks);
-  for (size_t i = 0; i < runs.size(); ++i)
-    metrics.tasks.push_back(taskMetrics(runs[i], i < levels.size() ? levels[i] : 0, metrics.ks));
+  metrics.ks = options.ks;
+  metrics.timed = *options.timed;
+  metrics.rounds = std::max(1, options.rounds);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    metrics.tasks.push_back(taskMetrics(runs[i], i < levels.size() ? levels[i] : 0, options));
+    metrics.rounds = std::max(metrics.rounds, metrics.tasks.back().rounds);
+  }
+  // A task that did not run: every sample it should have had is missing.
+  for (const TaskNotRun &task : notRun) {
+    store::RunData none;
+    none.run.task = task.task;
+    none.run.id = 0;
+    MetricsOptions asked = options;
+    asked.rounds = metrics.rounds;
+    metrics.tasks.push_back(taskMetrics(none, task.level, asked));
+  }
 
   std::map<int, std::vector<const TaskMetrics *>> byLevel;
   std::vector<const TaskMetrics *> all;
   for (const TaskMetrics &task : metrics.tasks) {
     byLevel[task.level].push_back(&task);
     all.push_back(&task);
-    metrics.timed = metrics.timed || task.timed;
   }
-  for (const auto &[level, tasks] : byLevel) metrics.levels.push_back(groupMetrics(levelName(level), tasks, metrics.ks));
-  metrics.overall = groupMetrics("overall", all, metrics.ks);
+  for (const auto &[level, tasks] : byLevel)
+    metrics.levels.push_back(groupMetrics(levelName(level), tasks, metrics.ks, metrics.timed));
+  metrics.overall = groupMetrics("overall", all, metrics.ks, metrics.timed);
   return metrics;
 }
 
 json toJson(const EvalMetrics &metrics) {
   json levels = json::array();
-  for (const GroupMetrics &group : metrics.levels) levels.push_back(groupJson(group));
+  for (const GroupMetrics &group : metrics.levels) levels.push_back(groupJson(group, metrics.rounds));
   json tasks = json::array();
   for (const TaskMetrics &task : metrics.tasks) tasks.push_back(taskJson(task));
   return {{"ks", metrics.ks},
+          {"rounds", metrics.rounds},
           {"timed", metrics.timed},
-          {"overall", groupJson(metrics.overall)},
+          {"overall", groupJson(metrics.overall, metrics.rounds)},
           {"levels", std::move(levels)},
           {"tasks", std::move(tasks)}};
 }

@@ -113,9 +113,10 @@ std::optional<double> rateAtK(const json *group, std::string_view key, int k) {
   return numberOf(member(member(group, key), std::to_string(k)));
 }
 
-/// group.fast_p at threshold p; the key is matched as a number ("1" and "1.0" alike).
-std::optional<double> fastP(const json *group, double p) {
-  const json *shares = objectOrNull(member(group, "fast_p"));
+/// A FAST object's share at threshold p (fast_p, fast_p_low, fast_p_at_k[k]); the key
+/// is matched as a number ("1" and "1.0" alike).
+std::optional<double> shareAt(const json *shares, double p) {
+  shares = objectOrNull(shares);
   if (shares == nullptr) return std::nullopt;
   for (const auto &[key, value] : shares->items()) {
     double threshold = 0;
@@ -124,6 +125,28 @@ std::optional<double> fastP(const json *group, double p) {
       return numberOf(&value);
   }
   return std::nullopt;
+}
+
+/// group.fast_p at threshold p.
+std::optional<double> fastP(const json *group, double p) { return shareAt(member(group, "fast_p"), p); }
+
+/// R of the metrics: metrics.rounds, else 1.
+int roundsOf(const json *metrics) {
+  std::optional<double> rounds = numberOf(member(metrics, "rounds"));
+  if (!rounds || *rounds < 1 || *rounds > 1e6 || *rounds != std::floor(*rounds)) return 1;
+  return static_cast<int>(*rounds);
+}
+
+/// A group's or task's figures over all R rounds (null when R = 1).
+const json *afterRoundsOf(const json *group) { return objectOrNull(member(group, "after_rounds")); }
+
+/// " after R rounds" for figures taken from every round of a sample; "" when R = 1.
+std::string afterRoundsSuffix(int rounds) { return rounds > 1 ? fmt::format(" after {} rounds", rounds) : ""; }
+
+/// What a sample ended with: its after_rounds object when it has one, else the sample itself (R = 1).
+const json *finalOf(const json &sample) {
+  if (const json *after = afterRoundsOf(&sample)) return after;
+  return &sample;
 }
 
 /// The groups of the headline: overall first, then the levels.
@@ -192,10 +215,13 @@ std::vector<double> correctSpeedups(const json *metrics) {
     const json *samples = member(task, "sample_outcomes");
     if (samples == nullptr || !samples->is_array()) continue;
     for (const json &sample : *samples) {
-      const json *correct = member(&sample, "correct");
+      // Each sample's best over all its rounds; one without a completion has none.
+      if (stringOf(member(&sample, "no_completion"))) continue;
+      const json *final = finalOf(sample);
+      const json *correct = member(final, "correct");
       // Only correct samples carry a speedup; an explicit false wins over a stray number.
       if (correct != nullptr && correct->is_boolean() && !correct->get<bool>()) continue;
-      std::optional<double> speedup = numberOf(member(&sample, "speedup"));
+      std::optional<double> speedup = numberOf(member(final, "speedup"));
       if (speedup && *speedup > 0) speedups.push_back(*speedup);
     }
   }
@@ -267,25 +293,65 @@ std::string plural(size_t count, std::string_view noun) {
 // ---------------------------------------------------------------------------
 // What the reports show, as plain text (escaped by the writers)
 
+/// Which table of the report a figure belongs to.
+enum class Section {
+  Headline,    ///< first attempts: pass@k, fast_p, fast_p_low; speed and resources
+  FastAtK,     ///< fast_p@k
+  AfterRounds, ///< R > 1: correct@k, fast_p, fast_p_low over all rounds
+};
+
 struct Figure {
   std::string label;
   Kind kind;
   std::optional<double> value;
+  Section section;
 };
 
-/// The headline figures of one group, in column order.
-std::vector<Figure> headlineFigures(const json *group, const std::vector<int> &ks) {
+/// The thresholds above 0: fast_p_low and fast_p@k are reported for these.
+constexpr std::array<FastThreshold, 3> kSpeedThresholds = {{{1.0, "fast_1"}, {1.5, "fast_1.5"}, {2.0, "fast_2"}}};
+
+/// The figures of one group, in column order: the headline's, then fast_p@k,
+/// then (R > 1) the figures after R rounds. Speed and resources come from each
+/// sample's best attempt over all rounds, and say so when R > 1.
+std::vector<Figure> groupFigures(const json *group, const std::vector<int> &ks, int rounds,
+                                 std::string_view roundsLabel = {}) {
+  std::string after = roundsLabel.empty() ? afterRoundsSuffix(rounds) : std::string(roundsLabel);
   std::vector<Figure> figures;
-  figures.push_back({"tasks", Kind::Count, numberOf(member(group, "tasks"))});
-  figures.push_back({"samples", Kind::Count, numberOf(member(group, "samples"))});
+  figures.push_back({"tasks", Kind::Count, numberOf(member(group, "tasks")), Section::Headline});
+  figures.push_back({"samples", Kind::Count, numberOf(member(group, "samples")), Section::Headline});
+  figures.push_back({"no completion", Kind::Count, numberOf(member(group, "no_completion")), Section::Headline});
   for (auto [key, name] : {std::pair<std::string_view, std::string_view>{"lint_at_k", "lint"},
                            {"compile_at_k", "compile"},
                            {"correct_at_k", "correct"}})
-    for (int k : ks) figures.push_back({fmt::format("{}@{}", name, k), Kind::Rate, rateAtK(group, key, k)});
-  for (const FastThreshold &fast : kFast) figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p)});
-  figures.push_back({"geomean speedup", Kind::Speedup, numberOf(member(group, "geomean_speedup"))});
-  figures.push_back({"register ratio", Kind::Ratio, numberOf(member(group, "register_ratio"))});
-  figures.push_back({"instruction ratio", Kind::Ratio, numberOf(member(group, "instruction_ratio"))});
+    for (int k : ks)
+      figures.push_back({fmt::format("{}@{}", name, k), Kind::Rate, rateAtK(group, key, k), Section::Headline});
+  for (const FastThreshold &fast : kFast)
+    figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p), Section::Headline});
+  for (const FastThreshold &fast : kSpeedThresholds)
+    figures.push_back({fmt::format("{}_low", fast.label), Kind::Rate, shareAt(member(group, "fast_p_low"), fast.p),
+                       Section::Headline});
+  figures.push_back({"geomean speedup" + after, Kind::Speedup, numberOf(member(group, "geomean_speedup")),
+                     Section::Headline});
+  figures.push_back({"register ratio" + after, Kind::Ratio, numberOf(member(group, "register_ratio")),
+                     Section::Headline});
+  figures.push_back({"instruction ratio" + after, Kind::Ratio, numberOf(member(group, "instruction_ratio")),
+                     Section::Headline});
+  for (int k : ks)
+    for (const FastThreshold &fast : kSpeedThresholds)
+      figures.push_back({fmt::format("{}@{}", fast.label, k), Kind::Rate,
+                         shareAt(member(member(group, "fast_p_at_k"), std::to_string(k)), fast.p), Section::FastAtK});
+  if (rounds > 1 || !roundsLabel.empty()) {
+    const json *afterRounds = afterRoundsOf(group);
+    for (int k : ks)
+      figures.push_back({fmt::format("correct@{}{}", k, after), Kind::Rate, rateAtK(afterRounds, "correct_at_k", k),
+                         Section::AfterRounds});
+    for (const FastThreshold &fast : kFast)
+      figures.push_back({fmt::format("{}{}", fast.label, after), Kind::Rate,
+                         shareAt(member(afterRounds, "fast_p"), fast.p), Section::AfterRounds});
+    for (const FastThreshold &fast : kSpeedThresholds)
+      figures.push_back({fmt::format("{}_low{}", fast.label, after), Kind::Rate,
+                         shareAt(member(afterRounds, "fast_p_low"), fast.p), Section::AfterRounds});
+  }
   return figures;
 }
 
@@ -320,34 +386,49 @@ Fields objectFields(const json *object) {
   return fields;
 }
 
-Table headlineTable(const json *metrics, const std::vector<int> &ks) {
+/// One table of the groups' figures of one section.
+Table groupTable(const json *metrics, const std::vector<int> &ks, Section section) {
+  int rounds = roundsOf(metrics);
   Table table;
   table.header.push_back("group");
-  for (const Figure &figure : headlineFigures(nullptr, ks)) table.header.push_back(figure.label);
+  for (const Figure &figure : groupFigures(nullptr, ks, rounds))
+    if (figure.section == section) table.header.push_back(figure.label);
   table.numeric.assign(table.header.size(), true);
   table.numeric[0] = false;
   for (const json *group : groupsOf(metrics)) {
     std::vector<std::string> row{text(member(group, "name"))};
-    for (const Figure &figure : headlineFigures(group, ks)) row.push_back(figureText(figure.kind, figure.value));
+    for (const Figure &figure : groupFigures(group, ks, rounds))
+      if (figure.section == section) row.push_back(figureText(figure.kind, figure.value));
     table.rows.push_back(std::move(row));
   }
   return table;
 }
 
+Table headlineTable(const json *metrics, const std::vector<int> &ks) { return groupTable(metrics, ks, Section::Headline); }
+
 Table tasksTable(const json *metrics, const std::vector<int> &ks) {
+  int rounds = roundsOf(metrics);
+  std::string after = afterRoundsSuffix(rounds);
   Table table;
-  table.header = {"task", "level", "samples", "lint", "compile", "correct"};
+  table.header = {"task", "level", "samples", "no completion", "lint", "compile", "correct"};
   for (int k : ks) table.header.push_back(fmt::format("correct@{}", k));
-  for (std::string_view column :
-       {"best speedup", "geomean speedup", "register ratio", "instruction ratio", "spilling (nvcc not)"})
-    table.header.emplace_back(column);
+  table.header.insert(table.header.end(), {"fast_1", "fast_1_low"});
+  if (rounds > 1)
+    for (int k : ks) table.header.push_back(fmt::format("correct@{}{}", k, after));
+  for (std::string_view column : {"best speedup", "geomean speedup", "register ratio", "instruction ratio"})
+    table.header.push_back(std::string(column) + after);
+  table.header.emplace_back("spilling (nvcc not)");
   table.numeric.assign(table.header.size(), true);
   table.numeric[0] = false;
   for (const json *task : tasksOf(metrics)) {
     std::vector<std::string> row{text(member(task, "task")), levelText(task)};
-    for (std::string_view key : {"samples", "lint_passed", "compile_passed", "correct"})
+    for (std::string_view key : {"samples", "no_completion", "lint_passed", "compile_passed", "correct"})
       row.push_back(countText(numberOf(member(task, key))));
     for (int k : ks) row.push_back(rateText(rateAtK(task, "correct_at_k", k)));
+    row.push_back(rateText(fastP(task, 1.0)));
+    row.push_back(rateText(shareAt(member(task, "fast_p_low"), 1.0)));
+    if (rounds > 1)
+      for (int k : ks) row.push_back(rateText(rateAtK(afterRoundsOf(task), "correct_at_k", k)));
     row.push_back(speedupText(numberOf(member(task, "best_speedup"))));
     row.push_back(speedupText(numberOf(member(task, "geomean_speedup"))));
     row.push_back(ratioText(numberOf(member(task, "register_ratio"))));
@@ -426,14 +507,89 @@ std::string titleOf(const json &document) {
   return title;
 }
 
-constexpr std::string_view kHeadlineLegend =
-    "lint@k, compile@k and correct@k: the chance that at least one of k samples passes the stage (unbiased pass@k, "
-    "mean over the tasks). fast_p: the share of tasks with a correct sample at least p times as fast as nvcc (fast_0: "
-    "any correct sample). Geomean speedup over nvcc of the correct, timed samples; register and instruction ratios: "
-    "geometric means of candidate / nvcc. n/a: not measured (fewer samples than k, not timed, or no reference).";
+/// What the headline's figures are, as formulas (docs/eval.md has them too).
+std::string headlineLegend(int rounds) {
+  std::string after = afterRoundsSuffix(rounds);
+  return "First attempts only (round 1, before any repair). lint@k, compile@k and correct@k: the unbiased pass@k "
+         "1 − C(n−c, k) / C(n, k) of a task with n scored samples of which c passed the stage at their first "
+         "attempt, averaged over the tasks. fast_p (KernelBench's): over all scored samples, the share whose first "
+         "attempt is correct and strictly faster than p × nvcc (speedup > p); fast_0 is the share of correct first "
+         "attempts. fast_p_low: the same, counting a sample only when even the lower end of its speedup's noise band "
+         "(nvcc's p10 / the candidate's p90) is above p. Geomean speedup" + after +
+         ": geometric mean over the correct, timed samples of each one's fastest correct attempt" +
+         (rounds > 1 ? " in any round" : "") + "; register and instruction ratios: geometric means of candidate / nvcc over those attempts. no completion: "
+         "samples left out of every figure because one of their requests got no answer (infrastructure). n/a: not "
+         "measured (no scored sample, fewer samples than k, not timed, or no reference).";
+}
+
+constexpr std::string_view kFastAtKLegend =
+    "fast_p@k: the unbiased best-of-k estimator, pass@k with c = the samples whose first attempt is correct and "
+    "strictly faster than p × nvcc, averaged over the tasks: the chance that one of k samples of a task is.";
+
+std::string afterRoundsLegend(int rounds) {
+  return fmt::format("After {0} rounds: each sample's attempts over all {0} rounds (its first attempt and the {1} "
+                     "repair or optimize turn{2} after it). correct@k: pass@k with c = the samples correct in some "
+                     "round; fast_p and fast_p_low: as above, with each sample's fastest correct attempt. These "
+                     "figures measure the repair loop, not the model's first try.",
+                     rounds, rounds - 1, rounds == 2 ? "" : "s");
+}
 
 constexpr std::string_view kUntimedNote =
-    "Not timed (CPU emulator): speedups and fast_p for p > 0 are n/a; fast_0 is the share of tasks solved.";
+    "Not timed (CPU emulator): speedups, fast_p for p > 0, fast_p_low and fast_p@k for p > 0 are n/a; fast_0 is the "
+    "share of samples whose first attempt is correct.";
+
+/// The headline's tables: the first attempts' figures, fast_p@k, and (R > 1) those after R rounds.
+struct HeadlineSection {
+  std::string title;
+  Table table;
+  std::string legend;
+};
+
+std::vector<HeadlineSection> headlineSections(const json *metrics, const std::vector<int> &ks) {
+  int rounds = roundsOf(metrics);
+  std::vector<HeadlineSection> sections;
+  sections.push_back({"First attempts", groupTable(metrics, ks, Section::Headline), headlineLegend(rounds)});
+  sections.push_back({"fast_p@k", groupTable(metrics, ks, Section::FastAtK), std::string(kFastAtKLegend)});
+  if (rounds > 1)
+    sections.push_back({fmt::format("After {} rounds", rounds), groupTable(metrics, ks, Section::AfterRounds),
+                        afterRoundsLegend(rounds)});
+  return sections;
+}
+
+/// A number of the document's metrics.overall, as an integer count.
+std::optional<long long> overallCount(const json &document, std::string_view key) {
+  std::optional<double> value = numberOf(member(member(member(&document, "metrics"), "overall"), key));
+  if (!value || *value < 0 || *value > 1e15) return std::nullopt;
+  return static_cast<long long>(*value);
+}
+
+/// "(error 10, unasked 2)" from a no_completion_reasons object; "" when none.
+std::string reasonsText(const json *reasons) {
+  std::string out;
+  if (const json *object = objectOrNull(reasons))
+    for (const auto &[reason, count] : object->items())
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", reason, countText(numberOf(&count)));
+  return out.empty() ? out : " (" + out + ")";
+}
+
+/// One sentence on what the status means for the figures; "" for a complete eval.
+std::string statusNote(const json &document) {
+  std::optional<std::string> status = stringOf(member(&document, "status"));
+  if (!status || *status == "complete") return "";
+  std::string missing = noCompletionSentence(document);
+  std::string resume = "`ptxforge eval --resume " + text(member(&document, "eval")) + "` asks them again.";
+  if (*status == "incomplete")
+    return "Status incomplete: " + missing + " " + resume + " Not ranked on the leaderboard until complete.";
+  if (*status == "infra-error")
+    return "Status infra-error: no sample could be scored, so nothing here measures the model. " + missing + " " +
+           resume;
+  if (*status == "interrupted")
+    return "Status interrupted: stopped before every task ran. " + missing + " " + resume;
+  if (*status == "pending")
+    return "Status pending: waiting for batch results; figures are n/a until they are in. " + missing;
+  if (*status == "running") return "Status running: this eval is still running, or its process ended mid-way. " + missing;
+  return "Status " + *status + ". " + missing;
+}
 
 // ---------------------------------------------------------------------------
 // Markdown
@@ -457,10 +613,15 @@ std::string evalMarkdownUnchecked(const json &document) {
   } else {
     std::vector<int> ks = ksOf(metrics);
     out += "## Headline\n\n";
-    Table headline = headlineTable(metrics, ks);
-    if (headline.rows.empty()) out += "No groups.\n\n";
-    else markdownTable(out, headline);
-    out += "*" + markdownText(kHeadlineLegend) + "*\n\n";
+    if (std::string note = statusNote(document); !note.empty()) out += "> **Note:** " + markdownText(note) + "\n\n";
+    else if (std::string missing = noCompletionSentence(document); !missing.empty())
+      out += markdownText(missing) + "\n\n";
+    for (const HeadlineSection &section : headlineSections(metrics, ks)) {
+      out += "### " + markdownText(section.title) + "\n\n";
+      if (section.table.rows.empty()) out += "No groups.\n\n";
+      else markdownTable(out, section.table);
+      out += "*" + markdownText(section.legend) + "*\n\n";
+    }
     if (!isTrue(member(metrics, "timed"))) out += "*" + markdownText(kUntimedNote) + "*\n\n";
 
     out += "## Tasks\n\n";
@@ -469,7 +630,7 @@ std::string evalMarkdownUnchecked(const json &document) {
     else markdownTable(out, tasks);
 
     const json *overall = member(metrics, "overall");
-    out += "## Error taxonomy\n\n### Stages\n\nWhere each attempt of every sample stopped.\n\n";
+    out += "## Error taxonomy\n\n### Stages\n\nWhere each attempt of every scored sample stopped.\n\n";
     Table stages = stagesTable(overall);
     if (stages.rows.empty()) out += "No attempts.\n\n";
     else markdownTable(out, stages);
@@ -574,9 +735,9 @@ std::string levelChart(const json *metrics, const std::vector<int> &ks) {
   const std::array<Series, 2> series = {
       Series{fmt::format("correct@{}", k), "b-correct",
              [](const json *group, int atK) { return rateAtK(group, "correct_at_k", atK); }},
-      timed ? Series{"fast_1 (correct and at least as fast as nvcc)", "b-fast",
+      timed ? Series{"fast_1 (first attempts correct and faster than nvcc)", "b-fast",
                      [](const json *group, int) { return fastP(group, 1.0); }}
-            : Series{"fast_0 (any correct sample; not timed)", "b-fast",
+            : Series{"fast_0 (first attempts correct; not timed)", "b-fast",
                      [](const json *group, int) { return fastP(group, 0.0); }}};
 
   double plotLeft = kLeft, plotRight = kWidth - kRight, plotTop = kTop, plotBottom = kHeight - kBottom;
@@ -807,8 +968,15 @@ std::string evalHtmlUnchecked(const json &document) {
   if (metrics == nullptr) {
     body += report::htmlElement("p", noMetricsNote(document), "note") + "\n";
   } else {
-    htmlTableOrNote(body, headlineTable(metrics, ks), "No groups.");
-    body += report::htmlElement("p", kHeadlineLegend, "note") + "\n";
+    if (std::string note = statusNote(document); !note.empty())
+      body += report::htmlElement("p", note, "note status") + "\n";
+    else if (std::string missing = noCompletionSentence(document); !missing.empty())
+      body += report::htmlElement("p", missing, "note") + "\n";
+    for (const HeadlineSection &section : headlineSections(metrics, ks)) {
+      body += report::htmlElement("h3", section.title) + "\n";
+      htmlTableOrNote(body, section.table, "No groups.");
+      body += report::htmlElement("p", section.legend, "note") + "\n";
+    }
     if (!isTrue(member(metrics, "timed"))) body += report::htmlElement("p", kUntimedNote, "note") + "\n";
   }
   body += "<h3>Correct and fast per level</h3>\n" + levelChart(metrics, ks);
@@ -816,7 +984,7 @@ std::string evalHtmlUnchecked(const json &document) {
 
   const json *overall = member(metrics, "overall");
   body += "<section>\n<h2>Error taxonomy</h2>\n<h3>Stage funnel</h3>\n";
-  body += "<p class=\"note\">Where each attempt of every sample stopped.</p>\n" + funnelChart(metrics);
+  body += "<p class=\"note\">Where each attempt of every scored sample stopped.</p>\n" + funnelChart(metrics);
   if (metrics != nullptr) htmlTableOrNote(body, stagesTable(overall), "No attempts.");
   body += "<h3>Diagnostic codes</h3>\n";
   size_t omitted = 0;
@@ -826,8 +994,12 @@ std::string evalHtmlUnchecked(const json &document) {
   body += "</section>\n";
 
   body += "<section>\n<h2>Speedups of correct samples</h2>\n" + speedupHistogram(metrics);
-  body += "<p class=\"note\">Each bar counts the correct samples whose best speedup over nvcc falls in its range; "
-          "the dashed line is nvcc (1.0x).</p>\n</section>\n";
+  body += report::htmlElement("p",
+                              "Each bar counts the correct samples whose best speedup over nvcc" +
+                                  afterRoundsSuffix(roundsOf(metrics)) +
+                                  " falls in its range; the dashed line is nvcc (1.0x).",
+                              "note") +
+          "\n</section>\n";
 
   if (metrics != nullptr) {
     body += "<section>\n<h2>Tasks</h2>\n";
@@ -848,10 +1020,13 @@ std::string evalHtmlUnchecked(const json &document) {
 // ---------------------------------------------------------------------------
 // Comparison
 
-/// Figures of A and B side by side, with B − A.
-Table comparisonTable(const json *groupA, const json *groupB, const std::vector<int> &ks) {
+/// Figures of A and B side by side, with B − A. Figures from every round say
+/// "after R rounds" when both evals ran R, "after all rounds" when they differ.
+Table comparisonTable(const json *groupA, const json *groupB, const std::vector<int> &ks, int roundsA, int roundsB) {
   Table table{{"figure", "A", "B", "B − A"}, {false, true, true, true}, {}};
-  std::vector<Figure> a = headlineFigures(groupA, ks), b = headlineFigures(groupB, ks);
+  std::string label = roundsA == roundsB ? "" : " after all rounds";
+  int rounds = std::max(roundsA, roundsB);
+  std::vector<Figure> a = groupFigures(groupA, ks, rounds, label), b = groupFigures(groupB, ks, rounds, label);
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
     table.rows.push_back({a[i].label, figureText(a[i].kind, a[i].value), figureText(b[i].kind, b[i].value),
                           differenceText(a[i].kind, a[i].value, b[i].value)});
@@ -892,6 +1067,12 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
     notes.push_back(fmt::format("Both evals are of the same model ({}): the differences come from sampling, "
                                 "parameters or the executor, not from the model.",
                                 *modelA));
+  for (const auto &[side, document] : {std::pair<std::string_view, const json *>{"A", &a}, {"B", &b}})
+    if (std::string note = statusNote(*document); !note.empty()) notes.push_back(fmt::format("{}: {}", side, note));
+  if (roundsOf(metricsA) != roundsOf(metricsB))
+    notes.push_back(fmt::format("The evals ran a different number of rounds (A: {}, B: {}): figures \"after all "
+                                "rounds\" count different repair loops.",
+                                roundsOf(metricsA), roundsOf(metricsB)));
   if (metricsA == nullptr) notes.push_back("A has no metrics: " + noMetricsNote(a));
   if (metricsB == nullptr) notes.push_back("B has no metrics: " + noMetricsNote(b));
   for (const std::string &note : notes) out += "> **Note:** " + markdownText(note) + "\n\n";
@@ -921,7 +1102,8 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
 
   out += "B − A: percentage points (pp) for rates, the ratio B / A for speedups (x1.10: B is 10% faster), the "
          "difference otherwise.\n\n## Overall\n\n";
-  markdownTable(out, comparisonTable(member(metricsA, "overall"), member(metricsB, "overall"), ks));
+  int roundsA = roundsOf(metricsA), roundsB = roundsOf(metricsB);
+  markdownTable(out, comparisonTable(member(metricsA, "overall"), member(metricsB, "overall"), ks, roundsA, roundsB));
 
   std::vector<const json *> levelsA = levelsOf(metricsA), levelsB = levelsOf(metricsB);
   std::vector<std::string> levelNames = unionOfNames(levelsA, levelsB, "name");
@@ -929,7 +1111,8 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
     out += "## Per level\n\n";
     for (const std::string &name : levelNames) {
       out += "### " + markdownText(name) + "\n\n";
-      markdownTable(out, comparisonTable(named(levelsA, "name", name), named(levelsB, "name", name), ks));
+      markdownTable(out, comparisonTable(named(levelsA, "name", name), named(levelsB, "name", name), ks, roundsA,
+                                         roundsB));
     }
   }
 
@@ -980,7 +1163,8 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
 
 struct Entry {
   const json *document = nullptr;
-  std::optional<double> correct, fast0, fast1, geomean;
+  bool complete = false;
+  std::optional<double> correct, fast0, fast1, fast1Low, correctAfterRounds, geomean;
   std::optional<std::string> createdAt;
 };
 
@@ -991,20 +1175,30 @@ int compareDescending(std::optional<double> left, std::optional<double> right) {
   return *left > *right ? -1 : 1;
 }
 
-std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, const std::string &suiteVersion) {
+std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, const std::string &suiteVersion,
+                                         bool all) {
   std::vector<Entry> entries;
-  size_t leftOut = 0;
+  size_t leftOut = 0, notComplete = 0;
   for (const json &document : documents) {
     if (stringOf(member(&document, "suite_version")) != suiteVersion) {
       ++leftOut;
       continue;
     }
+    bool complete = stringOf(member(&document, "status")) == "complete";
+    if (!complete && !all) {
+      ++notComplete;
+      continue;
+    }
     const json *overall = member(member(&document, "metrics"), "overall");
-    entries.push_back({&document, rateAtK(overall, "correct_at_k", 1), fastP(overall, 0.0), fastP(overall, 1.0),
-                       numberOf(member(overall, "geomean_speedup")), stringOf(member(&document, "created_at"))});
+    entries.push_back({&document, complete, rateAtK(overall, "correct_at_k", 1), fastP(overall, 0.0),
+                       fastP(overall, 1.0), shareAt(member(overall, "fast_p_low"), 1.0),
+                       rateAtK(afterRoundsOf(overall), "correct_at_k", 1), numberOf(member(overall, "geomean_speedup")),
+                       stringOf(member(&document, "created_at"))});
   }
-  // Best first; on a full tie the earlier eval (it got there first), then input order.
+  // Complete evals first (only they are ranked); best first; on a full tie the
+  // earlier eval (it got there first), then input order.
   std::stable_sort(entries.begin(), entries.end(), [](const Entry &left, const Entry &right) {
+    if (left.complete != right.complete) return left.complete;
     for (int order : {compareDescending(left.correct, right.correct), compareDescending(left.fast1, right.fast1),
                       compareDescending(left.geomean, right.geomean)})
       if (order != 0) return order < 0;
@@ -1013,31 +1207,53 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
   });
 
   std::string out = "# Leaderboard: " + markdownText(suiteVersion.empty() ? "(no suite version)" : suiteVersion) +
-                    "\n\nBest first by correct@1, then fast_1, then geomean speedup; ties by date, earlier first.\n\n";
+                    "\n\nComplete evals only, best first by correct@1, then fast_1, then geomean speedup; ties by "
+                    "date, earlier first. correct@1, fast_p and fast_1_low are of first attempts (docs/eval.md); "
+                    "\"correct@1 after R rounds\" is after the eval's rounds (R, the rounds column; n/a when R = 1).";
+  if (all) out += " Evals that are not complete follow, unranked (–): their figures leave samples out.";
+  out += "\n\n";
   if (entries.empty()) {
-    out += "No evals of this suite version.\n\n";
+    out += "No complete evals of this suite version.\n\n";
   } else {
-    Table table{{"rank", "eval", "model", "date", "samples", "rounds", "strategies", "executor", "correct@1",
-                 "fast_0", "fast_1", "geomean speedup"},
-                {true, false, false, false, true, true, false, false, true, true, true, true},
+    Table table{{"rank", "eval", "model", "status", "date", "samples", "rounds", "strategies", "executor", "correct@1",
+                 "fast_0", "fast_1", "fast_1_low", "correct@1 after R rounds", "geomean speedup"},
+                {true, false, false, false, false, true, true, false, false, true, true, true, true, true, true},
                 {}};
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const Entry &entry = entries[i];
+    size_t rank = 0;
+    for (const Entry &entry : entries) {
       const json *parameters = member(entry.document, "parameters");
-      table.rows.push_back({std::to_string(i + 1), evalIdText(*entry.document), text(member(entry.document, "model")),
-                            entry.createdAt.value_or(na()), text(member(parameters, "samples")),
-                            text(member(parameters, "rounds")), text(member(parameters, "strategies")),
+      table.rows.push_back({entry.complete ? std::to_string(++rank) : std::string("–"),
+                            evalIdText(*entry.document), text(member(entry.document, "model")),
+                            text(member(entry.document, "status")), entry.createdAt.value_or(na()),
+                            text(member(parameters, "samples")), text(member(parameters, "rounds")),
+                            text(member(parameters, "strategies")),
                             text(member(member(entry.document, "provenance"), "executor")), rateText(entry.correct),
-                            rateText(entry.fast0), rateText(entry.fast1), speedupText(entry.geomean)});
+                            rateText(entry.fast0), rateText(entry.fast1), rateText(entry.fast1Low),
+                            rateText(entry.correctAfterRounds), speedupText(entry.geomean)});
     }
     markdownTable(out, table);
   }
+  if (notComplete == 1) out += "1 eval that is not complete left out (`--all` lists it).\n";
+  else if (notComplete > 1) out += fmt::format("{} evals that are not complete left out (`--all` lists them).\n", notComplete);
   if (leftOut == 1) out += "1 eval of another suite version left out.\n";
   else if (leftOut > 1) out += fmt::format("{} evals of other suite versions left out.\n", leftOut);
   return out;
 }
 
 } // namespace
+
+std::string noCompletionSentence(const json &document) {
+  try {
+    const json *overall = member(member(&document, "metrics"), "overall");
+    std::optional<long long> missing = overallCount(document, "no_completion");
+    if (!missing || *missing == 0) return "";
+    long long total = *missing + overallCount(document, "samples").value_or(0);
+    return fmt::format("{} of {} {} had no completion{}: left out of every figure.", *missing, total,
+                       total == 1 ? "sample" : "samples", reasonsText(member(overall, "no_completion_reasons")));
+  } catch (const std::exception &) {
+    return "";
+  }
+}
 
 // Each entry point reads the document defensively; the catch is the last line
 // (an allocation failure, a bug), so that a command prints something rather
@@ -1067,9 +1283,9 @@ std::string compareMarkdown(const json &a, const json &b) {
   }
 }
 
-std::string leaderboardMarkdown(const std::vector<json> &documents, const std::string &suiteVersion) {
+std::string leaderboardMarkdown(const std::vector<json> &documents, const std::string &suiteVersion, bool all) {
   try {
-    return leaderboardMarkdownUnchecked(documents, suiteVersion);
+    return leaderboardMarkdownUnchecked(documents, suiteVersion, all);
   } catch (const std::exception &error) {
     return "# Leaderboard\n\nThe leaderboard could not be built: " + markdownText(error.what()) + "\n";
   }

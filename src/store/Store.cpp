@@ -23,6 +23,8 @@ namespace {
 constexpr std::array<std::string_view, 6> kRunStatusNames = {"running", "done",   "pending",
                                                               "interrupted", "budget", "failed"};
 constexpr std::array<std::string_view, 3> kCompletionStatusNames = {"complete", "pending", "error"};
+constexpr std::array<std::string_view, 6> kEvalStatusNames = {"running",     "complete",    "incomplete",
+                                                               "interrupted", "infra-error", "pending"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> parseName(const std::array<std::string_view, N> &names, std::string_view name) {
@@ -813,11 +815,11 @@ Result<int64_t> Store::createEval(const EvalRecord &record) {
   return static_cast<int64_t>(sqlite3_last_insert_rowid(impl_->db.get()));
 }
 
-Result<void> Store::updateEval(int64_t evalId, RunStatus status, const nlohmann::json &metrics) {
+Result<void> Store::updateEval(int64_t evalId, EvalStatus status, const nlohmann::json &metrics) {
   std::lock_guard lock(impl_->mutex);
   auto updated = impl_->execute("updating an eval",
                                 "UPDATE evals SET status = ?, metrics = ?, updated_at = ? WHERE id = ?",
-                                runStatusName(status), dumpJson(metrics), utcNow(), evalId);
+                                evalStatusName(status), dumpJson(metrics), utcNow(), evalId);
   if (!updated)
     return updated.error();
   if (sqlite3_changes(impl_->db.get()) == 0)
@@ -892,6 +894,11 @@ const char *completionStatusName(CompletionStatus status) {
 }
 std::optional<CompletionStatus> parseCompletionStatus(std::string_view name) {
   return parseName<CompletionStatus>(kCompletionStatusNames, name);
+}
+
+const char *evalStatusName(EvalStatus status) { return kEvalStatusNames[static_cast<size_t>(status)].data(); }
+std::optional<EvalStatus> parseEvalStatus(std::string_view name) {
+  return parseName<EvalStatus>(kEvalStatusNames, name);
 }
 
 std::string utcNow() {

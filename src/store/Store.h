@@ -56,6 +56,21 @@ const char *runStatusName(RunStatus status);
 /// The inverse of runStatusName; nullopt for any other text.
 std::optional<RunStatus> parseRunStatus(std::string_view name);
 
+/// Where an eval stands (docs/eval.md, "Run status"); stored as its name in
+/// evals.status. Evals recorded before these statuses existed say "done"
+/// (parseEvalStatus: none); eval::evalDocument reads those as finished and
+/// works out complete, incomplete or infra-error from their runs.
+enum class EvalStatus {
+  Running,     ///< "running": being worked on (or its process died)
+  Complete,    ///< "complete": every sample of every task has its completions
+  Incomplete,  ///< "incomplete": some samples had no completion (infrastructure); resume asks them again
+  Interrupted, ///< "interrupted": stopped (Ctrl-C, a stop token) before every task ran
+  InfraError,  ///< "infra-error": no sample could be scored (e.g. a dead server for every request)
+  Pending,     ///< "pending": batch requests written, waiting for their results
+};
+const char *evalStatusName(EvalStatus status);
+std::optional<EvalStatus> parseEvalStatus(std::string_view name);
+
 /// What came back for a prompt; stored as its name in completions.status.
 enum class CompletionStatus {
   Complete, ///< "complete": the model's answer is in `text`
@@ -153,8 +168,8 @@ struct EvalRecord {
   std::string model;        ///< the backend spec as given
   std::string suite;        ///< "core", "L1", "vector_add,relu", ...
   std::string suiteVersion; ///< "core@1a2b3c4d5e6f": the suite's name and a hash of its task files
-  std::string status = runStatusName(RunStatus::Running); ///< runStatusName
-  std::optional<RunStatus> runStatus() const { return parseRunStatus(status); }
+  std::string status = evalStatusName(EvalStatus::Running); ///< evalStatusName (or "done": recorded before them)
+  std::optional<EvalStatus> evalStatus() const { return parseEvalStatus(status); }
   nlohmann::json parameters = nlohmann::json::object();
   nlohmann::json provenance = nlohmann::json::object();
   nlohmann::json metrics = nlohmann::json::object(); ///< eval::toJson(EvalMetrics) once scored
@@ -232,7 +247,7 @@ public:
   // Evals.
   Result<int64_t> createEval(const EvalRecord &record);
   /// Sets status, metrics and updated_at; InvalidInput "no eval N in PATH" when absent.
-  Result<void> updateEval(int64_t evalId, RunStatus status, const nlohmann::json &metrics);
+  Result<void> updateEval(int64_t evalId, EvalStatus status, const nlohmann::json &metrics);
   Result<EvalRecord> evalRecord(int64_t evalId);
   /// Newest first; `limit` 0 means all.
   Result<std::vector<EvalRecord>> evals(size_t limit = 0);

@@ -15,77 +15,123 @@ namespace {
 
 using nlohmann::json;
 
-// Two levels, three tasks of two samples each, ks [1, 2], timed on a GPU.
-//   vector_add (L1): both samples correct, 1.2x and 1.3x
+// Two levels, three tasks of two samples each, ks [1, 2], two rounds, timed on a GPU.
+//   vector_add (L1): both samples correct, 1.2x, and 0.9x at first then 1.3x after its optimize turn
 //   relu       (L1): one correct at 2.5x, one that never compiled
 //   softmax    (L2): nothing passed lint
-// The correct samples' speedups fall in two bins of the histogram:
-// [1.19x, 1.41x) holds 1.2x and 1.3x, [2.38x, 2.83x) holds 2.5x. The stray
-// speedup of a wrong sample and the null of an untimed one are not counted.
+// The correct samples' speedups after 2 rounds fall in two bins of the
+// histogram: [1.19x, 1.41x) holds 1.2x and 1.3x, [2.38x, 2.83x) holds 2.5x.
+// The stray speedup of a wrong sample and the null of an untimed one are not counted.
 const char *const kDocument = R"json({
   "eval": 7, "created_at": "2024-05-01T10:00:00Z", "model": "openai:gpt-test", "suite": "core",
-  "suite_version": "core@1a2b3c4d5e6f", "status": "done",
-  "parameters": {"samples": 2, "ks": [1, 2], "rounds": 3, "strategies": ["repair", "optimize"],
+  "suite_version": "core@1a2b3c4d5e6f", "status": "complete",
+  "parameters": {"samples": 2, "ks": [1, 2], "rounds": 2, "strategies": ["repair", "optimize"],
                  "temperature": 0.7},
   "provenance": {"executor": "gpu", "device": "NVIDIA H200", "arch": "sm_90", "ptxforge": "0.1.0"},
   "metrics": {
-    "ks": [1, 2], "timed": true,
-    "overall": {"name": "overall", "tasks": 3, "samples": 6,
+    "ks": [1, 2], "rounds": 2, "timed": true,
+    "overall": {"name": "overall", "tasks": 3, "samples": 6, "no_completion": 0, "no_completion_reasons": {},
                 "lint_at_k": {"1": 0.6666666666666666, "2": 0.6666666666666666},
                 "compile_at_k": {"1": 0.5, "2": 0.6666666666666666},
                 "correct_at_k": {"1": 0.5, "2": 0.6666666666666666},
-                "fast_p": {"0": 0.6666666666666666, "1": 0.6666666666666666, "1.5": 0.3333333333333333,
-                           "2": 0.3333333333333333},
+                "fast_p": {"0": 0.5, "1": 0.3333333333333333, "1.5": 0.16666666666666666,
+                           "2": 0.16666666666666666},
+                "fast_p_low": {"1": 0.3333333333333333, "1.5": 0.16666666666666666, "2": 0.16666666666666666},
+                "fast_p_at_k": {"1": {"0": 0.5, "1": 0.3333333333333333, "1.5": 0.16666666666666666,
+                                      "2": 0.16666666666666666},
+                                "2": {"0": 0.6666666666666666, "1": 0.6666666666666666, "1.5": 0.3333333333333333,
+                                      "2": 0.3333333333333333}},
+                "after_rounds": {"rounds": 2, "correct_at_k": {"1": 0.5, "2": 0.6666666666666666},
+                                 "fast_p": {"0": 0.5, "1": 0.5, "1.5": 0.16666666666666666,
+                                            "2": 0.16666666666666666},
+                                 "fast_p_low": {"1": 0.5, "1.5": 0.16666666666666666, "2": 0.16666666666666666}},
                 "geomean_speedup": 1.5, "register_ratio": 0.95, "instruction_ratio": 1.05,
                 "correct_samples": 3, "spilling_where_nvcc_does_not": 0,
                 "stages": {"faster": 2, "lint": 2, "compile": 3, "extract": 1, "slower": 1, "zz-new": 1},
                 "diagnostic_codes": {"PTX-LINT-UNDECLARED": 2, "PTXAS-ERROR": 3, "a|b": 1}},
     "levels": [
-      {"name": "L1", "tasks": 2, "samples": 4,
+      {"name": "L1", "tasks": 2, "samples": 4, "no_completion": 0, "no_completion_reasons": {},
        "lint_at_k": {"1": 1.0, "2": 1.0}, "compile_at_k": {"1": 0.75, "2": 1.0},
        "correct_at_k": {"1": 0.75, "2": 1.0},
-       "fast_p": {"0": 1.0, "1": 1.0, "1.5": 0.5, "2": 0.5},
+       "fast_p": {"0": 0.75, "1": 0.5, "1.5": 0.25, "2": 0.25},
+       "fast_p_low": {"1": 0.5, "1.5": 0.25, "2": 0.25},
+       "fast_p_at_k": {"1": {"0": 0.75, "1": 0.5, "1.5": 0.25, "2": 0.25},
+                       "2": {"0": 1.0, "1": 1.0, "1.5": 0.5, "2": 0.5}},
+       "after_rounds": {"rounds": 2, "correct_at_k": {"1": 0.75, "2": 1.0},
+                        "fast_p": {"0": 0.75, "1": 0.75, "1.5": 0.25, "2": 0.25},
+                        "fast_p_low": {"1": 0.75, "1.5": 0.25, "2": 0.25}},
        "geomean_speedup": 1.5741, "register_ratio": 0.95, "instruction_ratio": 1.05,
        "correct_samples": 3, "spilling_where_nvcc_does_not": 0,
        "stages": {"faster": 2, "compile": 3, "slower": 1}, "diagnostic_codes": {"PTXAS-ERROR": 3}},
-      {"name": "L2", "tasks": 1, "samples": 2,
+      {"name": "L2", "tasks": 1, "samples": 2, "no_completion": 0, "no_completion_reasons": {},
        "lint_at_k": {"1": 0.0, "2": 0.0}, "compile_at_k": {"1": 0.0, "2": 0.0},
        "correct_at_k": {"1": 0.0, "2": 0.0},
        "fast_p": {"0": 0.0, "1": null, "1.5": null, "2": null},
+       "fast_p_low": {"1": null, "1.5": null, "2": null},
+       "fast_p_at_k": {"1": {"0": 0.0, "1": null, "1.5": null, "2": null},
+                       "2": {"0": 0.0, "1": null, "1.5": null, "2": null}},
+       "after_rounds": {"rounds": 2, "correct_at_k": {"1": 0.0, "2": 0.0},
+                        "fast_p": {"0": 0.0, "1": null, "1.5": null, "2": null},
+                        "fast_p_low": {"1": null, "1.5": null, "2": null}},
        "geomean_speedup": null, "register_ratio": null, "instruction_ratio": null,
        "correct_samples": 0, "spilling_where_nvcc_does_not": 0,
        "stages": {"lint": 2, "extract": 1}, "diagnostic_codes": {"PTX-LINT-UNDECLARED": 2}}
     ],
     "tasks": [
-      {"task": "vector_add", "level": 1, "run": 11, "samples": 2, "lint_passed": 2, "compile_passed": 2,
-       "correct": 2, "lint_at_k": {"1": 1.0, "2": 1.0}, "compile_at_k": {"1": 1.0, "2": 1.0},
-       "correct_at_k": {"1": 1.0, "2": 1.0}, "best_speedup": 1.3, "geomean_speedup": 1.249, "timed": true,
+      {"task": "vector_add", "level": 1, "run": 11, "samples": 2, "no_completion": 0, "no_completion_reasons": {},
+       "lint_passed": 2, "compile_passed": 2, "correct": 2,
+       "lint_at_k": {"1": 1.0, "2": 1.0}, "compile_at_k": {"1": 1.0, "2": 1.0}, "correct_at_k": {"1": 1.0, "2": 1.0},
+       "fast_p": {"0": 1.0, "1": 0.5, "1.5": 0.0, "2": 0.0}, "fast_p_low": {"1": 0.5, "1.5": 0.0, "2": 0.0},
+       "fast_p_at_k": {"1": {"0": 1.0, "1": 0.5, "1.5": 0.0, "2": 0.0}, "2": {"0": 1.0, "1": 1.0, "1.5": 0.0, "2": 0.0}},
+       "after_rounds": {"rounds": 2, "correct": 2, "correct_at_k": {"1": 1.0, "2": 1.0},
+                        "fast_p": {"0": 1.0, "1": 1.0, "1.5": 0.0, "2": 0.0},
+                        "fast_p_low": {"1": 1.0, "1.5": 0.0, "2": 0.0}},
+       "best_speedup": 1.3, "geomean_speedup": 1.249, "timed": true,
        "speedup_spread": {"median": 1.2, "p10": 1.2, "p90": 1.3, "min": 1.2, "max": 1.3, "samples": 2},
        "instruction_spread": {"median": 40, "p10": 40, "p90": 44, "min": 40, "max": 44, "samples": 2},
        "nvcc": {"registers": 16, "instructions": 42, "spill_bytes": 0},
        "register_ratio": 0.9, "instruction_ratio": 1.0, "spilling_where_nvcc_does_not": 0,
        "stages": {"faster": 1, "compile": 1, "slower": 1}, "diagnostic_codes": {"PTXAS-ERROR": 1},
        "sample_outcomes": [
-         {"slot": 0, "lint": true, "compile": true, "correct": true, "speedup": 1.2, "registers": 14,
-          "sass_instructions": 40, "spill_bytes": 0, "attempts": 1},
-         {"slot": 1, "lint": true, "compile": true, "correct": true, "speedup": 1.3, "registers": 15,
-          "sass_instructions": 44, "spill_bytes": 0, "attempts": 2}]},
-      {"task": "relu", "level": 1, "run": 12, "samples": 2, "lint_passed": 2, "compile_passed": 1,
-       "correct": 1, "lint_at_k": {"1": 1.0, "2": 1.0}, "compile_at_k": {"1": 0.5, "2": 1.0},
-       "correct_at_k": {"1": 0.5, "2": 1.0}, "best_speedup": 2.5, "geomean_speedup": 2.5, "timed": true,
+         {"slot": 0, "no_completion": null, "lint": true, "compile": true, "correct": true, "speedup": 1.2,
+          "speedup_low": 1.1,
+          "after_rounds": {"lint": true, "compile": true, "correct": true, "speedup": 1.2, "speedup_low": 1.1},
+          "registers": 14, "sass_instructions": 40, "spill_bytes": 0, "attempts": 2},
+         {"slot": 1, "no_completion": null, "lint": true, "compile": true, "correct": true, "speedup": 0.9,
+          "speedup_low": 0.85,
+          "after_rounds": {"lint": true, "compile": true, "correct": true, "speedup": 1.3, "speedup_low": 1.2},
+          "registers": 15, "sass_instructions": 44, "spill_bytes": 0, "attempts": 2}]},
+      {"task": "relu", "level": 1, "run": 12, "samples": 2, "no_completion": 0, "no_completion_reasons": {},
+       "lint_passed": 2, "compile_passed": 1, "correct": 1,
+       "lint_at_k": {"1": 1.0, "2": 1.0}, "compile_at_k": {"1": 0.5, "2": 1.0}, "correct_at_k": {"1": 0.5, "2": 1.0},
+       "fast_p": {"0": 0.5, "1": 0.5, "1.5": 0.5, "2": 0.5}, "fast_p_low": {"1": 0.5, "1.5": 0.5, "2": 0.5},
+       "fast_p_at_k": {"1": {"0": 0.5, "1": 0.5, "1.5": 0.5, "2": 0.5}, "2": {"0": 1.0, "1": 1.0, "1.5": 1.0, "2": 1.0}},
+       "after_rounds": {"rounds": 2, "correct": 1, "correct_at_k": {"1": 0.5, "2": 1.0},
+                        "fast_p": {"0": 0.5, "1": 0.5, "1.5": 0.5, "2": 0.5},
+                        "fast_p_low": {"1": 0.5, "1.5": 0.5, "2": 0.5}},
+       "best_speedup": 2.5, "geomean_speedup": 2.5, "timed": true,
        "speedup_spread": {"median": 2.5, "p10": 2.5, "p90": 2.5, "min": 2.5, "max": 2.5, "samples": 1},
        "instruction_spread": null,
        "nvcc": {"registers": 8, "instructions": null, "spill_bytes": 0},
        "register_ratio": 1.0, "instruction_ratio": null, "spilling_where_nvcc_does_not": 0,
        "stages": {"faster": 1, "compile": 2}, "diagnostic_codes": {"PTXAS-ERROR": 2},
        "sample_outcomes": [
-         {"slot": 0, "lint": true, "compile": true, "correct": true, "speedup": 2.5, "registers": 8,
-          "sass_instructions": null, "spill_bytes": 0, "attempts": 1},
-         {"slot": 1, "lint": true, "compile": false, "correct": false, "speedup": 9.0, "registers": null,
-          "sass_instructions": null, "spill_bytes": null, "attempts": 2}]},
-      {"task": "softmax", "level": 2, "run": 13, "samples": 2, "lint_passed": 0, "compile_passed": 0,
-       "correct": 0, "lint_at_k": {"1": 0.0, "2": 0.0}, "compile_at_k": {"1": 0.0, "2": 0.0},
-       "correct_at_k": {"1": 0.0, "2": 0.0}, "best_speedup": null, "geomean_speedup": null, "timed": false,
+         {"slot": 0, "no_completion": null, "lint": true, "compile": true, "correct": true, "speedup": 2.5,
+          "speedup_low": 2.2,
+          "after_rounds": {"lint": true, "compile": true, "correct": true, "speedup": 2.5, "speedup_low": 2.2},
+          "registers": 8, "sass_instructions": null, "spill_bytes": 0, "attempts": 1},
+         {"slot": 1, "no_completion": null, "lint": true, "compile": false, "correct": false, "speedup": 9.0,
+          "speedup_low": null,
+          "after_rounds": {"lint": true, "compile": false, "correct": false, "speedup": 9.0, "speedup_low": null},
+          "registers": null, "sass_instructions": null, "spill_bytes": null, "attempts": 2}]},
+      {"task": "softmax", "level": 2, "run": 13, "samples": 2, "no_completion": 0, "no_completion_reasons": {},
+       "lint_passed": 0, "compile_passed": 0, "correct": 0,
+       "lint_at_k": {"1": 0.0, "2": 0.0}, "compile_at_k": {"1": 0.0, "2": 0.0}, "correct_at_k": {"1": 0.0, "2": 0.0},
+       "fast_p": {"0": 0.0, "1": null, "1.5": null, "2": null}, "fast_p_low": {"1": null, "1.5": null, "2": null},
+       "fast_p_at_k": {"1": {"0": 0.0}, "2": {"0": 0.0}},
+       "after_rounds": {"rounds": 2, "correct": 0, "correct_at_k": {"1": 0.0, "2": 0.0},
+                        "fast_p": {"0": 0.0}, "fast_p_low": {}},
+       "best_speedup": null, "geomean_speedup": null, "timed": false,
        "speedup_spread": null, "instruction_spread": null,
        "nvcc": {"registers": 20, "instructions": 120, "spill_bytes": 0},
        "register_ratio": null, "instruction_ratio": null, "spilling_where_nvcc_does_not": 0,
@@ -105,16 +151,29 @@ json untimedDocument() {
   json &metrics = doc["metrics"];
   metrics["timed"] = false;
   doc["provenance"]["executor"] = "emulator";
+  auto untime = [](json &figures) {
+    for (const char *p : {"1", "1.5", "2"}) {
+      figures["fast_p"][p] = nullptr;
+      figures["fast_p_low"][p] = nullptr;
+      for (json &shares : figures["fast_p_at_k"]) shares[p] = nullptr;
+      figures["after_rounds"]["fast_p"][p] = nullptr;
+      figures["after_rounds"]["fast_p_low"][p] = nullptr;
+    }
+  };
   for (json *group : {&metrics["overall"], &metrics["levels"][0], &metrics["levels"][1]}) {
     (*group)["geomean_speedup"] = nullptr;
-    for (const char *p : {"1", "1.5", "2"}) (*group)["fast_p"][p] = nullptr;
+    untime(*group);
   }
   for (json &task : metrics["tasks"]) {
     task["best_speedup"] = nullptr;
     task["geomean_speedup"] = nullptr;
     task["timed"] = false;
     task["speedup_spread"] = nullptr;
-    for (json &sample : task["sample_outcomes"]) sample["speedup"] = nullptr;
+    untime(task);
+    for (json &sample : task["sample_outcomes"]) {
+      sample["speedup"] = nullptr;
+      if (sample.contains("after_rounds")) sample["after_rounds"]["speedup"] = nullptr;
+    }
   }
   return doc;
 }
@@ -166,52 +225,118 @@ std::vector<Bin> binsOf(const std::string &svg) {
 // ---------------------------------------------------------------------------
 // Markdown
 
-TEST(EvalReportMarkdown, HeadlineTableHasAColumnPerKAndARowPerGroup) {
+TEST(EvalReportMarkdown, HeadlineTablesHaveAColumnPerKAndARowPerGroup) {
   std::string md = evalMarkdown(document());
-  EXPECT_NE(md.find("| group | tasks | samples | lint@1 | lint@2 | compile@1 | compile@2 | correct@1 | correct@2 | "
-                    "fast_0 | fast_1 | fast_1.5 | fast_2 | geomean speedup | register ratio | instruction ratio |\n"),
+  // First attempts: pass@k per k, fast_p, fast_p_low; speed and resources from every round, labelled so.
+  EXPECT_NE(md.find("### First attempts\n\n| group | tasks | samples | no completion | lint@1 | lint@2 | compile@1 | "
+                    "compile@2 | correct@1 | correct@2 | fast_0 | fast_1 | fast_1.5 | fast_2 | fast_1_low | "
+                    "fast_1.5_low | fast_2_low | geomean speedup after 2 rounds | register ratio after 2 rounds | "
+                    "instruction ratio after 2 rounds |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| overall | 3 | 6 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 66.7% | 66.7% | 33.3% | "
-                    "33.3% | 1.50x | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% | 33.3% | 16.7% | "
+                    "16.7% | 33.3% | 16.7% | 16.7% | 1.50x | 0.95 | 1.05 |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| L1 | 2 | 4 | 100.0% | 100.0% | 75.0% | 100.0% | 75.0% | 100.0% | 100.0% | 100.0% | 50.0% | "
-                    "50.0% | 1.57x | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("| L1 | 2 | 4 | 0 | 100.0% | 100.0% | 75.0% | 100.0% | 75.0% | 100.0% | 75.0% | 50.0% | 25.0% | "
+                    "25.0% | 50.0% | 25.0% | 25.0% | 1.57x | 0.95 | 1.05 |\n"),
             std::string::npos)
       << md;
-  // L2 was not timed: fast_p for p > 0 and the speedups are null, shown as n/a.
-  EXPECT_NE(md.find("| L2 | 1 | 2 | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | n/a | n/a | n/a | n/a | n/a | "
-                    "n/a |\n"),
+  // L2's null figures (a document from before the eval-wide timed flag) are n/a.
+  EXPECT_NE(md.find("| L2 | 1 | 2 | 0 | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | n/a | n/a | n/a | n/a | n/a | "
+                    "n/a | n/a | n/a | n/a |\n"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("### fast_p@k\n\n| group | fast_1@1 | fast_1.5@1 | fast_2@1 | fast_1@2 | fast_1.5@2 | fast_2@2 |\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("| overall | 33.3% | 16.7% | 16.7% | 66.7% | 33.3% | 33.3% |\n"), std::string::npos);
+  EXPECT_NE(md.find("### After 2 rounds\n\n| group | correct@1 after 2 rounds | correct@2 after 2 rounds | fast_0 after "
+                    "2 rounds | fast_1 after 2 rounds | fast_1.5 after 2 rounds | fast_2 after 2 rounds | fast_1_low "
+                    "after 2 rounds | fast_1.5_low after 2 rounds | fast_2_low after 2 rounds |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| L1 | 75.0% | 100.0% | 75.0% | 75.0% | 25.0% | 25.0% | 75.0% | 25.0% | 25.0% |\n"),
+            std::string::npos);
+  // Each table states its figures as formulas.
+  EXPECT_NE(md.find("1 − C(n−c, k) / C(n, k)"), std::string::npos);
+  EXPECT_NE(md.find("strictly faster than p × nvcc (speedup &gt; p)"), std::string::npos);
+  EXPECT_NE(md.find("fast_p@k: the unbiased best-of-k estimator"), std::string::npos);
+  EXPECT_NE(md.find("After 2 rounds: each sample's attempts over all 2 rounds (its first attempt and the 1 repair or "
+                    "optimize turn after it)"),
+            std::string::npos);
   EXPECT_EQ(md.find("Not timed (CPU emulator)"), std::string::npos);
+  // Complete, every sample scored: no status note, no count of missing samples.
+  EXPECT_EQ(md.find("**Note:**"), std::string::npos);
+  EXPECT_EQ(md.find("had no completion"), std::string::npos);
+}
+
+TEST(EvalReportMarkdown, OneRoundHasNoFiguresAfterRounds) {
+  json doc = document();
+  doc["metrics"]["rounds"] = 1;
+  std::string md = evalMarkdown(doc);
+  EXPECT_EQ(md.find("after 1 round"), std::string::npos);
+  EXPECT_EQ(md.find("### After"), std::string::npos);
+  EXPECT_NE(md.find("| fast_2_low | geomean speedup | register ratio | instruction ratio |\n"), std::string::npos) << md;
+}
+
+TEST(EvalReportMarkdown, SamplesWithoutACompletionAreCountedBesideTheFigures) {
+  json doc = document();
+  doc["status"] = "incomplete";
+  json &overall = doc["metrics"]["overall"];
+  overall["no_completion"] = 2;
+  overall["no_completion_reasons"] = {{"error", 1}, {"unasked", 1}};
+  std::string md = evalMarkdown(doc);
+  EXPECT_NE(md.find("> **Note:** Status incomplete: 2 of 8 samples had no completion (error 1, unasked 1): left out "
+                    "of every figure. \\`ptxforge eval --resume 7\\` asks them again. Not ranked on the leaderboard "
+                    "until complete.\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| overall | 3 | 6 | 2 | 66.7%"), std::string::npos);
+  EXPECT_EQ(noCompletionSentence(doc), "2 of 8 samples had no completion (error 1, unasked 1): left out of every figure.");
+  EXPECT_EQ(noCompletionSentence(document()), "");
+  EXPECT_EQ(noCompletionSentence(json()), "");
+  doc["status"] = "infra-error";
+  EXPECT_NE(evalMarkdown(doc).find("Status infra-error: no sample could be scored"), std::string::npos);
+  doc["status"] = "interrupted";
+  EXPECT_NE(evalMarkdown(doc).find("Status interrupted: stopped before every task ran."), std::string::npos);
+  std::string html = evalHtml(doc);
+  EXPECT_NE(html.find("<p class=\"note status\">Status interrupted: stopped before every task ran. 2 of 8 samples"),
+            std::string::npos)
+      << html;
 }
 
 TEST(EvalReportMarkdown, UntimedEvalShowsNotAvailableAndSaysWhy) {
   std::string md = evalMarkdown(untimedDocument());
-  EXPECT_NE(md.find("| overall | 3 | 6 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 66.7% | n/a | n/a | n/a | "
-                    "n/a | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% | n/a | n/a | n/a | "
+                    "n/a | n/a | n/a | n/a | 0.95 | 1.05 |\n"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| overall | n/a | n/a | n/a | n/a | n/a | n/a |\n"), std::string::npos); // fast_p@k
+  EXPECT_NE(md.find("| overall | 50.0% | 66.7% | 50.0% | n/a | n/a | n/a | n/a | n/a | n/a |\n"), std::string::npos);
   EXPECT_NE(md.find("Not timed (CPU emulator)"), std::string::npos);
-  EXPECT_NE(md.find("| vector_add | L1 | 2 | 2 | 2 | 2 | 100.0% | 100.0% | n/a | n/a | 0.90 | 1.00 | 0 |\n"),
+  EXPECT_NE(md.find("| vector_add | L1 | 2 | 0 | 2 | 2 | 2 | 100.0% | 100.0% | n/a | n/a | 100.0% | 100.0% | n/a | "
+                    "n/a | 0.90 | 1.00 | 0 |\n"),
             std::string::npos)
       << md;
 }
 
 TEST(EvalReportMarkdown, TasksTable) {
   std::string md = evalMarkdown(document());
-  EXPECT_NE(md.find("| task | level | samples | lint | compile | correct | correct@1 | correct@2 | best speedup | "
-                    "geomean speedup | register ratio | instruction ratio | spilling (nvcc not) |\n"),
+  EXPECT_NE(md.find("| task | level | samples | no completion | lint | compile | correct | correct@1 | correct@2 | "
+                    "fast_1 | fast_1_low | correct@1 after 2 rounds | correct@2 after 2 rounds | best speedup after 2 "
+                    "rounds | geomean speedup after 2 rounds | register ratio after 2 rounds | instruction ratio after "
+                    "2 rounds | spilling (nvcc not) |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| vector_add | L1 | 2 | 2 | 2 | 2 | 100.0% | 100.0% | 1.30x | 1.25x | 0.90 | 1.00 | 0 |\n"),
+  EXPECT_NE(md.find("| vector_add | L1 | 2 | 0 | 2 | 2 | 2 | 100.0% | 100.0% | 50.0% | 50.0% | 100.0% | 100.0% | "
+                    "1.30x | 1.25x | 0.90 | 1.00 | 0 |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| relu | L1 | 2 | 2 | 1 | 1 | 50.0% | 100.0% | 2.50x | 2.50x | 1.00 | n/a | 0 |\n"),
+  EXPECT_NE(md.find("| relu | L1 | 2 | 0 | 2 | 1 | 1 | 50.0% | 100.0% | 50.0% | 50.0% | 50.0% | 100.0% | 2.50x | "
+                    "2.50x | 1.00 | n/a | 0 |\n"),
             std::string::npos);
-  EXPECT_NE(md.find("| softmax | L2 | 2 | 0 | 0 | 0 | 0.0% | 0.0% | n/a | n/a | n/a | n/a | 0 |\n"),
+  EXPECT_NE(md.find("| softmax | L2 | 2 | 0 | 0 | 0 | 0 | 0.0% | 0.0% | n/a | n/a | 0.0% | 0.0% | n/a | n/a | n/a | "
+                    "n/a | 0 |\n"),
             std::string::npos);
 }
 
@@ -276,7 +401,7 @@ TEST(EvalReportHtml, LevelChartHasCorrectAndFastBarsPerGroup) {
   EXPECT_EQ(countOf(svg, "<rect class=\"b-correct\" x="), 3u) << svg; // L1, L2, overall
   EXPECT_EQ(countOf(svg, "<rect class=\"b-fast\" x="), 2u) << svg;    // L2's fast_1 is null
   EXPECT_NE(svg.find("<title>L1 correct@1: 75.0%</title>"), std::string::npos);
-  EXPECT_NE(svg.find("<title>overall fast_1 (correct and at least as fast as nvcc): 66.7%</title>"),
+  EXPECT_NE(svg.find("<title>overall fast_1 (first attempts correct and faster than nvcc): 33.3%</title>"),
             std::string::npos);
   EXPECT_EQ(countOf(svg, ">n/a</text>"), 1u);
 }
@@ -327,7 +452,7 @@ TEST(EvalReportHtml, UntimedEvalSaysSoAndChartsFast0) {
   ASSERT_EQ(svgs.size(), 3u);
   EXPECT_NE(svgs[2].find("no timings (CPU emulator)"), std::string::npos);
   EXPECT_EQ(countOf(svgs[2], "class=\"bin\""), 0u);
-  EXPECT_NE(svgs[0].find("<title>L1 fast_0 (any correct sample; not timed): 100.0%</title>"), std::string::npos);
+  EXPECT_NE(svgs[0].find("<title>L1 fast_0 (first attempts correct; not timed): 75.0%</title>"), std::string::npos);
   EXPECT_EQ(countOf(svgs[0], "<rect class=\"b-fast\" x="), 3u);
 }
 
@@ -380,8 +505,12 @@ TEST(EvalReportCompare, DifferencesInPointsAndRatios) {
   EXPECT_NE(md.find("| figure | A | B | B − A |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| correct@1 | 50.0% | 62.5% | +12.5 pp |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| correct@2 | 66.7% | 66.7% | +0.0 pp |\n"), std::string::npos);
-  EXPECT_NE(md.find("| geomean speedup | 1.50x | 1.65x | x1.10 |\n"), std::string::npos);
-  EXPECT_NE(md.find("| register ratio | 0.95 | 1.00 | +0.05 |\n"), std::string::npos);
+  EXPECT_NE(md.find("| geomean speedup after 2 rounds | 1.50x | 1.65x | x1.10 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| register ratio after 2 rounds | 0.95 | 1.00 | +0.05 |\n"), std::string::npos);
+  EXPECT_NE(md.find("| fast_1_low | 33.3% | 33.3% | +0.0 pp |\n"), std::string::npos);
+  EXPECT_NE(md.find("| fast_1@2 | 66.7% | 66.7% | +0.0 pp |\n"), std::string::npos);
+  EXPECT_NE(md.find("| correct@1 after 2 rounds | 50.0% | 50.0% | +0.0 pp |\n"), std::string::npos);
+  EXPECT_NE(md.find("| no completion | 0 | 0 | +0 |\n"), std::string::npos);
   EXPECT_NE(md.find("| tasks | 3 | 3 | +0 |\n"), std::string::npos);
   EXPECT_NE(md.find("| fast_1 | n/a | n/a | n/a |\n"), std::string::npos) << md; // L2's row
   EXPECT_NE(md.find("### L1\n"), std::string::npos);
@@ -395,6 +524,20 @@ TEST(EvalReportCompare, DifferencesInPointsAndRatios) {
   // Same suite version, different models: no note.
   EXPECT_EQ(md.find("**Note:**"), std::string::npos);
   EXPECT_NE(md.find("| model | openai:gpt-test | openai:gpt-next |\n"), std::string::npos);
+}
+
+TEST(EvalReportCompare, NotesDifferentRoundsAndStatuses) {
+  json b = betterDocument();
+  b["metrics"]["rounds"] = 1;
+  b["status"] = "incomplete";
+  b["metrics"]["overall"]["no_completion"] = 1;
+  std::string md = compareMarkdown(document(), b);
+  EXPECT_NE(md.find("> **Note:** B: Status incomplete: 1 of 7 samples had no completion: left out of every figure."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("> **Note:** The evals ran a different number of rounds (A: 2, B: 1)"), std::string::npos);
+  EXPECT_NE(md.find("| correct@1 after all rounds | 50.0% | 50.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| geomean speedup after all rounds | 1.50x | 1.65x | x1.10 |\n"), std::string::npos);
 }
 
 TEST(EvalReportCompare, NotesDifferentSuiteVersionsAndTheSameModel) {
@@ -439,7 +582,12 @@ json leaderboardEntry(int id, const std::string &model, const std::string &versi
 
 TEST(EvalReportLeaderboard, BestFirstTiesByDateOtherVersionsLeftOut) {
   json pending = leaderboardEntry(6, "m-pending", "v1", "2024-05-06T00:00:00Z", 0, 0, 0);
+  pending["status"] = "pending";
   pending["metrics"] = nullptr;
+  json incomplete = leaderboardEntry(7, "m-incomplete", "v1", "2024-05-07T00:00:00Z", 0.99, 0.99, 5.0);
+  incomplete["status"] = "incomplete";
+  json infraError = leaderboardEntry(8, "m-dead-server", "v1", "2024-05-08T00:00:00Z", 0, 0, 0);
+  infraError["status"] = "infra-error";
   std::vector<json> documents = {
       leaderboardEntry(1, "m-late-tie", "v1", "2024-05-02T00:00:00Z", 0.5, 0.25, 1.2),
       leaderboardEntry(2, "m-early-tie", "v1", "2024-05-01T00:00:00Z", 0.5, 0.25, 1.2),
@@ -447,33 +595,45 @@ TEST(EvalReportLeaderboard, BestFirstTiesByDateOtherVersionsLeftOut) {
       leaderboardEntry(4, "m-other-version", "v2", "2024-05-04T00:00:00Z", 0.99, 0.99, 9.0),
       leaderboardEntry(5, "m-faster", "v1", "2024-05-05T00:00:00Z", 0.5, 0.5, 1.0),
       pending,
+      incomplete,
+      infraError,
       json::array({1, 2}),
   };
   std::string md = leaderboardMarkdown(documents, "v1");
-  EXPECT_NE(md.find("| rank | eval | model | date | samples | rounds | strategies | executor | correct@1 | fast_0 | "
-                    "fast_1 | geomean speedup |\n"),
+  EXPECT_NE(md.find("| rank | eval | model | status | date | samples | rounds | strategies | executor | correct@1 | "
+                    "fast_0 | fast_1 | fast_1_low | correct@1 after R rounds | geomean speedup |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 1 | #3 | m-best | 2024-05-03T00:00:00Z | 2 | 3 | repair, optimize | gpu | 75.0% | 66.7% | "
-                    "0.0% | 0.90x |\n"),
+  EXPECT_NE(md.find("| 1 | #3 | m-best | complete | 2024-05-03T00:00:00Z | 2 | 2 | repair, optimize | gpu | 75.0% | "
+                    "50.0% | 0.0% | 33.3% | 50.0% | 0.90x |\n"),
             std::string::npos)
       << md;
   std::vector<size_t> at;
-  for (const char *model : {"m-best", "m-faster", "m-early-tie", "m-late-tie", "m-pending"}) at.push_back(md.find(model));
+  for (const char *model : {"m-best", "m-faster", "m-early-tie", "m-late-tie"}) at.push_back(md.find(model));
   for (size_t i = 0; i < at.size(); ++i) ASSERT_NE(at[i], std::string::npos) << i;
   for (size_t i = 1; i < at.size(); ++i) EXPECT_LT(at[i - 1], at[i]) << md;
-  EXPECT_NE(md.find("| 5 | #6 | m-pending | 2024-05-06T00:00:00Z | 2 | 3 | repair, optimize | gpu | n/a | n/a | n/a | "
-                    "n/a |\n"),
-            std::string::npos)
-      << md;
-  EXPECT_EQ(md.find("m-other-version"), std::string::npos);
+  // Only complete evals are ranked: the pending, incomplete and infra-error ones are left out and counted.
+  for (const char *model : {"m-pending", "m-incomplete", "m-dead-server", "m-other-version"})
+    EXPECT_EQ(md.find(model), std::string::npos) << model;
+  EXPECT_NE(md.find("3 evals that are not complete left out (`--all` lists them).\n"), std::string::npos) << md;
   // The v2 eval and the non-object document.
   EXPECT_NE(md.find("2 evals of other suite versions left out.\n"), std::string::npos) << md;
+
+  // --all: the others follow the ranked ones, unranked, with their status.
+  md = leaderboardMarkdown(documents, "v1", true);
+  EXPECT_NE(md.find("| 4 | #1 | m-late-tie | complete |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| – | #7 | m-incomplete | incomplete |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| – | #6 | m-pending | pending | 2024-05-06T00:00:00Z | 2 | 2 | repair, optimize | gpu | n/a | "
+                    "n/a | n/a | n/a | n/a | n/a |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_LT(md.find("m-late-tie"), md.find("m-incomplete")); // 99% correct@1, still below every complete eval
+  EXPECT_EQ(md.find("not complete left out"), std::string::npos);
 }
 
 TEST(EvalReportLeaderboard, NoEvalsOfTheVersion) {
   std::string md = leaderboardMarkdown({leaderboardEntry(1, "m", "v2", "2024", 0.5, 0.5, 1.0)}, "v1");
-  EXPECT_NE(md.find("No evals of this suite version.\n"), std::string::npos);
+  EXPECT_NE(md.find("No complete evals of this suite version.\n"), std::string::npos);
   EXPECT_NE(md.find("1 eval of another suite version left out.\n"), std::string::npos);
   md = leaderboardMarkdown({}, "v|1");
   EXPECT_NE(md.find("# Leaderboard: v\\|1\n"), std::string::npos);
@@ -533,7 +693,8 @@ TEST(EvalReport, OddTypesShowNotAvailableAndNeverThrow) {
   ASSERT_NO_THROW(compare = compareMarkdown(doc, document()));
   ASSERT_NO_THROW(board = leaderboardMarkdown({doc, json(), document()}, "core@1a2b3c4d5e6f"));
   // ks falls back to the keys of overall.correct_at_k (none here): no k columns.
-  EXPECT_NE(md.find("| overall | n/a | 6 | n/a | n/a | n/a | n/a | 1.50x | 0.95 | 1.05 |\n"), std::string::npos)
+  EXPECT_NE(md.find("| overall | n/a | 6 | 0 | n/a | n/a | n/a | n/a | 33.3% | 16.7% | 16.7% | 1.50x | 0.95 | 1.05 |\n"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| 5 | high | n/a |"), std::string::npos) << md;
   EXPECT_NE(md.find("| lint | n/a | n/a |\n| compile | n/a | n/a |\n| faster | -2 | n/a |\n"), std::string::npos)

@@ -222,6 +222,13 @@ TEST(StatusNames, RoundTripAndRejectOtherText) {
   EXPECT_EQ(parseRunStatus("Done"), std::nullopt);
   EXPECT_EQ(parseCompletionStatus(""), std::nullopt);
   EXPECT_EQ(RunRecord{}.runStatus(), RunStatus::Running);
+  for (EvalStatus status : {EvalStatus::Running, EvalStatus::Complete, EvalStatus::Incomplete,
+                            EvalStatus::Interrupted, EvalStatus::InfraError, EvalStatus::Pending})
+    EXPECT_EQ(parseEvalStatus(evalStatusName(status)), status);
+  EXPECT_STREQ(evalStatusName(EvalStatus::InfraError), "infra-error");
+  // Evals recorded before the eval statuses said "done": not an eval status (eval reads it as finished).
+  EXPECT_EQ(parseEvalStatus("done"), std::nullopt);
+  EXPECT_EQ(EvalRecord{}.evalStatus(), EvalStatus::Running);
 }
 
 TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
@@ -243,12 +250,13 @@ TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
   // Re-linking a task (a resumed eval) replaces its run.
   ASSERT_TRUE(store->linkEvalRun(*id, 0, "vector_add", *runA));
   nlohmann::json metrics = {{"ks", {1, 2}}, {"timed", false}};
-  ASSERT_TRUE(store->updateEval(*id, RunStatus::Done, metrics));
+  ASSERT_TRUE(store->updateEval(*id, EvalStatus::Incomplete, metrics));
   auto read = store->evalRecord(*id);
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->model, record.model);
   EXPECT_EQ(read->suiteVersion, record.suiteVersion);
-  EXPECT_EQ(read->status, "done");
+  EXPECT_EQ(read->status, "incomplete");
+  EXPECT_EQ(read->evalStatus(), EvalStatus::Incomplete);
   EXPECT_EQ(read->parameters, record.parameters);
   EXPECT_EQ(read->metrics, metrics);
   auto runs = store->evalRuns(*id);
@@ -263,7 +271,7 @@ TEST_F(StoreTest, EvalsRoundTripWithTheirRuns) {
   auto missing = store->evalRecord(*id + 1);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no eval"), std::string::npos);
-  EXPECT_FALSE(store->updateEval(*id + 1, RunStatus::Done, metrics).ok());
+  EXPECT_FALSE(store->updateEval(*id + 1, EvalStatus::Complete, metrics).ok());
   // A run that does not exist cannot be linked.
   EXPECT_FALSE(store->linkEvalRun(*id, 2, "gelu", 9999).ok());
 }

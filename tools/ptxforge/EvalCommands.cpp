@@ -6,7 +6,7 @@
 #include "ModelOptions.h"
 #include "Output.h"
 #include "eval/Eval.h"
-#include "eval/EvalReport.h"
+#include "report/EvalReport.h"
 #include "prompt/Template.h"
 
 #include <fmt/format.h>
@@ -44,6 +44,7 @@ struct EvalCli {
   int64_t evalId = 0;
   std::string a, b;
   std::string suiteVersion;
+  bool all = false; ///< leaderboard: also evals that are not complete
 };
 
 
@@ -68,28 +69,55 @@ Result<void> writeEvalFiles(const std::filesystem::path &dir, const nlohmann::js
   std::filesystem::create_directories(dir, error);
   if (error) return makeError(ErrorKind::Io, "cannot create " + dir.string() + ": " + error.message());
   if (Result<void> w = writeTextFile(dir / "eval.json", document.dump(2) + "\n"); !w) return w;
-  if (Result<void> w = writeTextFile(dir / "eval.md", eval::evalMarkdown(document)); !w) return w;
-  return writeTextFile(dir / "eval.html", eval::evalHtml(document));
+  if (Result<void> w = writeTextFile(dir / "eval.md", report::evalMarkdown(document)); !w) return w;
+  return writeTextFile(dir / "eval.html", report::evalHtml(document));
 }
 
 std::filesystem::path defaultOut(const store::Store &store, int64_t evalId) {
   return std::filesystem::path(store.path()).parent_path() / fmt::format("eval-{}", evalId);
 }
 
-/// One line for the terminal: correct@k and fast_1 overall.
+/// Exit codes of `ptxforge eval` beyond Output.h's (docs/eval.md, "Run status"):
+/// 0 only for a complete eval.
+constexpr int kExitIncomplete = 3;   ///< some samples had no completion: `--resume` asks them again
+constexpr int kExitInfraError = 4;   ///< no sample could be scored (a dead server, a recording that answers nothing)
+constexpr int kExitPending = 5;      ///< batch requests written, waiting for their results
+constexpr int kExitInterrupted = 130; ///< Ctrl-C (128 + SIGINT), as a shell reports it
+
+int exitCodeOf(store::EvalStatus status) {
+  switch (status) {
+  case store::EvalStatus::Complete: return kExitOk;
+  case store::EvalStatus::Incomplete: return kExitIncomplete;
+  case store::EvalStatus::InfraError: return kExitInfraError;
+  case store::EvalStatus::Pending: return kExitPending;
+  case store::EvalStatus::Interrupted: return kExitInterrupted;
+  case store::EvalStatus::Running: break;
+  }
+  return kExitUsage;
+}
+
+/// One line for the terminal: correct@k, fast_0, fast_1 and fast_1_low overall
+/// (first attempts), and correct@1 after R rounds when there were repairs.
 std::string headline(const nlohmann::json &document) {
   const nlohmann::json &metrics = document.value("metrics", nlohmann::json::object());
   const nlohmann::json &overall = metrics.is_object() ? metrics.value("overall", nlohmann::json::object())
                                                       : nlohmann::json::object();
   std::string out;
   auto rate = [](const nlohmann::json &v) { return v.is_number() ? fmt::format("{:.1f}%", v.get<double>() * 100) : "n/a"; };
-  if (overall.is_object() && overall.contains("correct_at_k") && overall["correct_at_k"].is_object())
+  if (!overall.is_object()) return out;
+  if (overall.contains("correct_at_k") && overall["correct_at_k"].is_object())
     for (const auto &[k, v] : overall["correct_at_k"].items()) out += fmt::format("correct@{} {}  ", k, rate(v));
-  if (overall.is_object() && overall.contains("fast_p") && overall["fast_p"].is_object()) {
+  if (overall.contains("fast_p") && overall["fast_p"].is_object()) {
     const nlohmann::json &fast = overall["fast_p"];
     if (fast.contains("0")) out += "fast_0 " + rate(fast["0"]) + "  ";
     if (fast.contains("1")) out += "fast_1 " + rate(fast["1"]) + "  ";
   }
+  if (overall.contains("fast_p_low") && overall["fast_p_low"].is_object() && overall["fast_p_low"].contains("1"))
+    out += "fast_1_low " + rate(overall["fast_p_low"]["1"]) + "  ";
+  const nlohmann::json &after = overall.value("after_rounds", nlohmann::json());
+  if (after.is_object() && after.contains("correct_at_k") && after["correct_at_k"].is_object() &&
+      after["correct_at_k"].contains("1"))
+    out += fmt::format("correct@1 after {} rounds {}  ", after.value("rounds", 0), rate(after["correct_at_k"]["1"]));
   return out;
 }
 
@@ -123,15 +151,27 @@ void printEvalOutcome(const EvalCli &cli, const eval::EvalOutcome &outcome, cons
     std::cout << outcome.document.dump(2) << '\n';
     return;
   }
-  fmt::print("eval {} {}: {}\n", outcome.evalId, outcome.status, headline(outcome.document));
+  fmt::print("eval {} {}: {}\n", outcome.evalId, store::evalStatusName(outcome.status), headline(outcome.document));
+  if (std::string missing = report::noCompletionSentence(outcome.document); !missing.empty())
+    fmt::print("{}\n", missing);
   fmt::print("report: {}, {} and {}\n", (out / "eval.md").string(), (out / "eval.html").string(),
              (out / "eval.json").string());
-  if (outcome.status == "pending") {
-    std::string flags;
-    if (!cli.storePath.empty()) flags += " --store " + cli.storePath;
+  std::string flags;
+  if (!cli.storePath.empty()) flags += " --store " + cli.storePath;
+  switch (outcome.status) {
+  case store::EvalStatus::Pending:
     if (cli.model.batchFile) flags += " --batch-file " + *cli.model.batchFile;
     fmt::print("waiting for batch results: run `ptxforge eval --resume {}{} --batch-results FILE` when they are in\n",
                outcome.evalId, flags);
+    break;
+  case store::EvalStatus::Incomplete:
+  case store::EvalStatus::InfraError:
+  case store::EvalStatus::Interrupted:
+    fmt::print("not ranked on the leaderboard until complete: `ptxforge eval --resume {}{}` asks every request "
+               "without a completion again\n",
+               outcome.evalId, flags);
+    break;
+  default: break;
   }
 }
 
@@ -168,7 +208,7 @@ int runEvalCommand(const EvalCli &cli) {
   std::filesystem::path out = cli.outDir.empty() ? defaultOut(**store, outcome->evalId) : std::filesystem::path(cli.outDir);
   if (Result<void> written = writeEvalFiles(out, outcome->document); !written) return fail(format, written.error());
   printEvalOutcome(cli, *outcome, out);
-  return kExitOk;
+  return exitCodeOf(outcome->status);
 }
 
 /// An eval id in the store, or a path to an eval.json. The store is opened
@@ -204,7 +244,7 @@ int runShow(const EvalCli &cli) {
   if (format == "json")
     std::cout << document->dump(2) << '\n';
   else
-    std::cout << eval::evalMarkdown(*document);
+    std::cout << report::evalMarkdown(*document);
   return kExitOk;
 }
 
@@ -216,9 +256,9 @@ int runCompare(const EvalCli &cli) {
   Result<nlohmann::json> b = loadDocument(store, cli.storePath, cli.b);
   if (!b) return fail(format, b.error());
   if (format == "json")
-    std::cout << nlohmann::json{{"a", *a}, {"b", *b}, {"markdown", eval::compareMarkdown(*a, *b)}}.dump(2) << '\n';
+    std::cout << nlohmann::json{{"a", *a}, {"b", *b}, {"markdown", report::compareMarkdown(*a, *b)}}.dump(2) << '\n';
   else
-    std::cout << eval::compareMarkdown(*a, *b);
+    std::cout << report::compareMarkdown(*a, *b);
   return kExitOk;
 }
 
@@ -257,7 +297,7 @@ int runLeaderboard(const EvalCli &cli) {
                  known.empty() ? std::string("none") : known);
     return kExitOk;
   }
-  std::string board = eval::leaderboardMarkdown(documents, version);
+  std::string board = report::leaderboardMarkdown(documents, version, cli.all);
   if (format == "json")
     std::cout << nlohmann::json{{"suite_version", version}, {"markdown", board}}.dump(2) << '\n';
   else
@@ -317,9 +357,13 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   addFormatFlag(compare, cli.gate.format);
   compare->callback([&exitCode, shared] { exitCode = runCompare(*shared); });
 
-  CLI::App *leaderboard = evalCommand->add_subcommand("leaderboard", "Every model evaluated on one suite version, best first");
+  CLI::App *leaderboard = evalCommand->add_subcommand(
+      "leaderboard", "Every complete eval of one suite version, best first (--all: the others below them)");
   leaderboard->add_option("--suite", cli.suite, "The suite whose newest version is shown")->capture_default_str();
   leaderboard->add_option("--suite-version", cli.suiteVersion, "Exactly this suite version (e.g. core@1a2b3c4d5e6f)");
+  leaderboard->add_flag("--all", cli.all,
+                        "Also list evals that are not complete (incomplete, interrupted, infra-error, pending), "
+                        "below the ranked ones");
   addStoreFlag(leaderboard, cli.storePath);
   addFormatFlag(leaderboard, cli.gate.format);
   leaderboard->callback([&exitCode, shared] { exitCode = runLeaderboard(*shared); });

@@ -1,0 +1,376 @@
+// runEval through its library API when the model's infrastructure fails: a
+// dead server, a server that answers some requests with HTTP 500 (then a
+// resume that asks only those again), a recording that misses requests, an
+// interruption from inside a request, and a batch eval waiting for results.
+// Each gives the status and figures docs/eval.md describes. The gate is the
+// in-process emulator on vector_add (and relu); the model is an in-process
+// script or an OpenAI-compatible server on loopback (tests/llm/TestServer.h).
+#include "eval/Eval.h"
+
+#include "../llm/TestServer.h"
+#include "emu/EmuExecutor.h"
+#include "llm/BackendSpec.h"
+#include "llm/ReplayBackend.h"
+#include "report/EvalReport.h"
+#include "tasks/Reference.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+using namespace ptxforge;
+using namespace ptxforge::eval;
+using nlohmann::json;
+
+namespace {
+
+#define ASSERT_OK(result) ASSERT_TRUE((result).ok()) << (result).error().message
+
+const tasks::Suite &suite() {
+  static const tasks::Suite loaded = [] {
+    Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots({}));
+    EXPECT_TRUE(suite.ok()) << (suite.ok() ? "" : suite.error().message);
+    return suite.ok() ? std::move(suite).value() : tasks::Suite{};
+  }();
+  return loaded;
+}
+
+const tasks::TaskSpec &findTask(const std::string &name) {
+  for (const tasks::TaskSpec &task : suite().tasks)
+    if (task.name == name) return task;
+  ADD_FAILURE() << "no built-in task " << name;
+  static const tasks::TaskSpec none;
+  return none;
+}
+
+const prompt::TemplateSet &templates() {
+  static const prompt::TemplateSet set = [] {
+    Result<prompt::TemplateSet> loaded = prompt::loadTemplates(prompt::defaultPromptsDir());
+    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
+    return loaded.ok() ? std::move(loaded).value() : prompt::TemplateSet{};
+  }();
+  return set;
+}
+
+/// nvcc's PTX of a task: the correct kernel the scripted model answers with.
+std::string referencePtx(const std::string &task) {
+  Result<tasks::CompiledReference> reference = tasks::compileReference(findTask(task), "sm_90");
+  EXPECT_TRUE(reference.ok()) << (reference.ok() ? "" : reference.error().message);
+  return reference.ok() ? reference->ptx : std::string();
+}
+
+/// A correct answer for the task a request is about (the prompt names it).
+std::string correctAnswer(const llm::Request &request) {
+  static const std::string vectorAdd = referencePtx("vector_add"), relu = referencePtx("relu");
+  std::string user;
+  for (const llm::Message &message : request.messages)
+    if (message.role == llm::Role::User) user += message.content;
+  const std::string &ptx = user.find("relu") != std::string::npos ? relu : vectorAdd;
+  return "Here it is.\n\n```ptx\n" + ptx + "\n```\n";
+}
+
+llm::Completion completion(std::string text) {
+  llm::Completion out;
+  out.text = std::move(text);
+  out.finishReason = llm::FinishReason::Stop;
+  out.rawFinishReason = "stop";
+  out.model = "scripted-1";
+  return out;
+}
+
+/// A model that a test scripts; thread-safe.
+class ScriptedBackend : public llm::Backend {
+public:
+  using Script = std::function<Result<llm::Completion>(const llm::Request &, int call)>;
+  explicit ScriptedBackend(Script script) : script_(std::move(script)) {}
+  std::string kind() const override { return "scripted"; }
+  std::string describe() const override { return "scripted test model"; }
+  int calls() const { return calls_.load(); }
+
+protected:
+  Result<llm::Completion> completeValid(const llm::Request &request, const std::string &,
+                                        const llm::CallContext &) override {
+    return script_(request, calls_++);
+  }
+
+private:
+  Script script_;
+  std::atomic<int> calls_{0};
+};
+
+/// A port on 127.0.0.1 that nothing listens on: bound, then closed.
+int closedPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+/// An OpenAI chat completion body.
+std::string chatBody(const std::string &text) {
+  return json{{"id", "chatcmpl-1"},
+              {"object", "chat.completion"},
+              {"model", "test-model"},
+              {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+              {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}, {"total_tokens", 150}}}}
+      .dump();
+}
+
+/// llm::Request's messages from an OpenAI request body, enough for correctAnswer.
+llm::Request requestOf(const std::string &body) {
+  llm::Request request;
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("messages"))
+    for (const json &message : parsed["messages"])
+      request.messages.push_back({message.value("role", "") == "user" ? llm::Role::User : llm::Role::System,
+                                  message.value("content", "")});
+  return request;
+}
+
+class EvalRunTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    // No nvdisasm: dedupe by PTX, and no disassembler process per candidate.
+    ::setenv("PTXFORGE_NVDISASM", "/nonexistent/nvdisasm", 1);
+    ASSERT_FALSE(findTask("vector_add").name.empty());
+    const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ptxforge-eval-test-" + std::to_string(::getpid()) + "-" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Result<std::unique_ptr<store::Store>> opened = store::Store::open((dir_ / "runs.db").string());
+    ASSERT_OK(opened);
+    store_ = std::move(opened).value();
+    executor_ = emu::createEmuExecutor();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  /// Small and fast: vector_add, three samples, one trial, one round, zero-shot.
+  static EvalOptions smallOptions(const std::string &suite = "vector_add", int samples = 3) {
+    EvalOptions options;
+    options.suite = suite;
+    options.samples = samples;
+    options.ks = {1};
+    options.rounds = 1;
+    options.strategies = {prompt::Strategy::ZeroShot};
+    options.concurrency = 1;
+    options.trials = 1;
+    options.noSass = true;
+    return options;
+  }
+
+  Result<EvalOutcome> run(llm::Backend &backend, const EvalOptions &options,
+                          std::optional<int64_t> resume = std::nullopt, std::stop_token stop = {}) {
+    EvalContext context{suite(), backend, "test:model", *executor_, *store_, templates(), {}, {}, stop};
+    return runEval(context, options, resume);
+  }
+
+  /// An OpenAI backend on `url` that gives up at once (no retries).
+  static std::unique_ptr<llm::Backend> openai(const std::string &url) {
+    llm::BackendOptions options;
+    options.baseUrl = url + "/v1";
+    options.maxRetries = 0;
+    options.connectTimeout = std::chrono::milliseconds(2000);
+    options.requestTimeout = std::chrono::milliseconds(30'000);
+    options.environment = [](const std::string &name) -> std::optional<std::string> {
+      if (name == "OPENAI_API_KEY") return "sk-test-key-not-secret";
+      return std::nullopt;
+    };
+    Result<std::unique_ptr<llm::Backend>> backend = llm::openBackend("openai:test-model", options);
+    EXPECT_TRUE(backend.ok()) << (backend.ok() ? "" : backend.error().message);
+    return backend.ok() ? std::move(backend).value() : nullptr;
+  }
+
+  static const json &overall(const EvalOutcome &outcome) { return outcome.document["metrics"]["overall"]; }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<exec::Executor> executor_;
+};
+
+// Nothing answers: every request fails, no sample can be scored. Not "done"
+// with 0%: infra-error, every figure null, and the reports say why.
+TEST_F(EvalRunTest, DeadServerIsInfraErrorWithNoFigures) {
+  std::unique_ptr<llm::Backend> backend = openai("http://127.0.0.1:" + std::to_string(closedPort()));
+  ASSERT_TRUE(backend);
+  Result<EvalOutcome> outcome = run(*backend, smallOptions());
+  ASSERT_OK(outcome);
+  EXPECT_EQ(outcome->status, store::EvalStatus::InfraError);
+  EXPECT_EQ(outcome->document["status"], "infra-error");
+  EXPECT_EQ(overall(*outcome)["samples"], 0);
+  EXPECT_EQ(overall(*outcome)["no_completion"], 3);
+  EXPECT_EQ(overall(*outcome)["no_completion_reasons"], json({{"error", 3}}));
+  EXPECT_TRUE(overall(*outcome)["correct_at_k"]["1"].is_null());
+  EXPECT_TRUE(overall(*outcome)["fast_p"]["0"].is_null());
+  std::string markdown = report::evalMarkdown(outcome->document);
+  EXPECT_NE(markdown.find("Status infra-error"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("3 of 3 samples had no completion (error 3)"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("0.0%"), std::string::npos) << markdown;
+  // Read back from the store: the same status.
+  Result<json> document = evalDocument(*store_, outcome->evalId);
+  ASSERT_OK(document);
+  EXPECT_EQ((*document)["status"], "infra-error");
+}
+
+// A server that fails one sample's request with HTTP 500: that sample is left
+// out (2 of 3 scored), the eval is incomplete. A resume asks that request and
+// nothing else again, and the eval is complete.
+TEST_F(EvalRunTest, ServerErrorsMakeItIncompleteAndResumeAsksOnlyTheMissingRequests) {
+  std::atomic<bool> failing{true};
+  llm::testing::TestServer server;
+  server.post("/v1/chat/completions", [&](const httplib::Request &request, httplib::Response &response, int) {
+    json body = json::parse(request.body, nullptr, false);
+    // Slot 1 is the request with seed 2 (seed 1 + slot).
+    if (failing && body.is_object() && body.value("seed", 0) == 2) {
+      response.status = 500;
+      response.set_content(R"({"error": {"message": "the server had an error"}})", "application/json");
+      return;
+    }
+    response.set_content(chatBody(correctAnswer(requestOf(request.body))), "application/json");
+  });
+  server.start();
+  std::unique_ptr<llm::Backend> backend = openai(server.url());
+  ASSERT_TRUE(backend);
+
+  Result<EvalOutcome> first = run(*backend, smallOptions());
+  ASSERT_OK(first);
+  EXPECT_EQ(first->status, store::EvalStatus::Incomplete);
+  EXPECT_EQ(overall(*first)["samples"], 2);
+  EXPECT_EQ(overall(*first)["no_completion"], 1);
+  // The two answered samples are correct: 100% of the scored, not 2 of 3.
+  EXPECT_EQ(overall(*first)["correct_at_k"]["1"], 1.0);
+  EXPECT_EQ(first->document["metrics"]["tasks"][0]["sample_outcomes"][1]["no_completion"], "error");
+  EXPECT_NE(report::noCompletionSentence(first->document).find("1 of 3 samples had no completion (error 1)"),
+            std::string::npos);
+  size_t asked = server.count();
+  EXPECT_EQ(asked, 3u);
+
+  failing = false;
+  Result<EvalOutcome> resumed = run(*backend, smallOptions(), first->evalId);
+  ASSERT_OK(resumed);
+  EXPECT_EQ(resumed->evalId, first->evalId);
+  EXPECT_EQ(resumed->status, store::EvalStatus::Complete);
+  EXPECT_EQ(server.count(), asked + 1) << "only the failed request is asked again";
+  EXPECT_EQ(json::parse(server.received().back().body)["seed"], 2);
+  EXPECT_EQ(overall(*resumed)["samples"], 3);
+  EXPECT_EQ(overall(*resumed)["no_completion"], 0);
+  EXPECT_EQ(overall(*resumed)["correct_at_k"]["1"], 1.0);
+  EXPECT_EQ(report::noCompletionSentence(resumed->document), "");
+
+  // A complete eval resumed again asks nothing.
+  Result<EvalOutcome> again = run(*backend, smallOptions(), first->evalId);
+  ASSERT_OK(again);
+  EXPECT_EQ(again->status, store::EvalStatus::Complete);
+  EXPECT_EQ(server.count(), asked + 1);
+}
+
+// A recording that lacks some requests (here: made with 2 samples, replayed
+// with 3): the misses are no-completion, not wrong answers.
+TEST_F(EvalRunTest, ReplayMissIsIncomplete) {
+  std::string recording = (dir_ / "recording.jsonl").string();
+  {
+    Result<std::unique_ptr<llm::Backend>> recorder = llm::RecordingBackend::create(
+        std::make_unique<ScriptedBackend>([](const llm::Request &request, int) { return completion(correctAnswer(request)); }),
+        recording);
+    ASSERT_OK(recorder);
+    Result<EvalOutcome> recorded = run(**recorder, smallOptions("vector_add", 2));
+    ASSERT_OK(recorded);
+    EXPECT_EQ(recorded->status, store::EvalStatus::Complete);
+  }
+  llm::BackendOptions options;
+  Result<std::unique_ptr<llm::Backend>> replay = llm::openBackend("replay:" + recording, options);
+  ASSERT_OK(replay);
+  Result<EvalOutcome> replayed = run(**replay, smallOptions("vector_add", 3));
+  ASSERT_OK(replayed);
+  EXPECT_EQ(replayed->status, store::EvalStatus::Incomplete);
+  EXPECT_EQ(overall(*replayed)["samples"], 2);
+  EXPECT_EQ(overall(*replayed)["no_completion"], 1);
+  EXPECT_EQ(overall(*replayed)["correct_at_k"]["1"], 1.0);
+  EXPECT_EQ(replayed->document["metrics"]["tasks"][0]["sample_outcomes"][2]["no_completion"], "error");
+}
+
+// A stop from inside a request (what Ctrl-C does): the eval is interrupted;
+// the task that never started counts all its samples as missing; a resume
+// finishes both tasks and asks nothing twice.
+TEST_F(EvalRunTest, InterruptedEvalCountsWhatDidNotRunAndResumes) {
+  std::stop_source stop;
+  ScriptedBackend backend([&](const llm::Request &request, int call) -> Result<llm::Completion> {
+    if (call == 1) {
+      stop.request_stop();
+      return makeError(ErrorKind::Io, "scripted: cancelled");
+    }
+    return completion(correctAnswer(request));
+  });
+  EvalOptions options = smallOptions("vector_add,relu", 2);
+  Result<EvalOutcome> first = run(backend, options, std::nullopt, stop.get_token());
+  ASSERT_OK(first);
+  EXPECT_EQ(first->status, store::EvalStatus::Interrupted);
+  EXPECT_EQ(first->document["status"], "interrupted");
+  const json &tasks = first->document["metrics"]["tasks"];
+  ASSERT_EQ(tasks.size(), 2u);
+  // relu comes first in suite order; it was the task interrupted.
+  EXPECT_EQ(tasks[0]["task"], "relu");
+  EXPECT_EQ(tasks[0]["samples"], 1);
+  EXPECT_EQ(tasks[0]["no_completion"], 1);
+  EXPECT_EQ(tasks[1]["task"], "vector_add");
+  EXPECT_TRUE(tasks[1]["run"].is_null());
+  EXPECT_EQ(tasks[1]["no_completion"], 2);
+  EXPECT_EQ(tasks[1]["no_completion_reasons"], json({{"unasked", 2}}));
+  EXPECT_EQ(overall(*first)["no_completion"], 3);
+  EXPECT_EQ(backend.calls(), 2);
+
+  Result<EvalOutcome> resumed = run(backend, options, first->evalId);
+  ASSERT_OK(resumed);
+  EXPECT_EQ(resumed->status, store::EvalStatus::Complete);
+  EXPECT_EQ(overall(*resumed)["samples"], 4);
+  EXPECT_EQ(overall(*resumed)["correct_at_k"]["1"], 1.0);
+  EXPECT_EQ(backend.calls(), 2 + 3) << "relu's cancelled request and vector_add's two";
+}
+
+// A batch eval writes its requests and waits: pending, and its figures are
+// n/a (null) until the answers are in, never 0%.
+TEST_F(EvalRunTest, PendingBatchEvalShowsNotAvailable) {
+  llm::BackendOptions options;
+  options.batchFile = (dir_ / "batch.jsonl").string();
+  options.environment = [](const std::string &) -> std::optional<std::string> { return std::nullopt; };
+  Result<std::unique_ptr<llm::Backend>> batch = llm::openBackend("batch:test-model", options);
+  ASSERT_OK(batch);
+  Result<EvalOutcome> outcome = run(**batch, smallOptions());
+  ASSERT_OK(outcome);
+  EXPECT_EQ(outcome->status, store::EvalStatus::Pending);
+  EXPECT_EQ(outcome->document["status"], "pending");
+  EXPECT_EQ(overall(*outcome)["samples"], 0);
+  EXPECT_EQ(overall(*outcome)["no_completion_reasons"], json({{"pending", 3}}));
+  EXPECT_TRUE(overall(*outcome)["correct_at_k"]["1"].is_null());
+  std::string markdown = report::evalMarkdown(outcome->document);
+  EXPECT_NE(markdown.find("Status pending"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("0.0%"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| overall | 1 | 0 | 3 | n/a | n/a | n/a |"), std::string::npos) << markdown;
+}
+
+} // namespace
