@@ -270,6 +270,22 @@ TEST_F(EvalRunTest, ServerErrorsMakeItIncompleteAndResumeAsksOnlyTheMissingReque
   size_t asked = server.count();
   EXPECT_EQ(asked, 3u);
 
+  // An eval recorded as "done" before the eval statuses existed reads as what its runs say.
+  {
+    Result<store::EvalRecord> record = store_->evalRecord(first->evalId);
+    ASSERT_OK(record);
+    store::EvalRecord legacy = *record;
+    legacy.status = "done";
+    Result<int64_t> legacyId = store_->createEval(legacy);
+    ASSERT_OK(legacyId);
+    Result<std::vector<store::EvalRun>> runs = store_->evalRuns(first->evalId);
+    ASSERT_OK(runs);
+    for (const store::EvalRun &linked : *runs) ASSERT_OK(store_->linkEvalRun(*legacyId, linked.position, linked.task, linked.runId));
+    Result<json> document = evalDocument(*store_, *legacyId);
+    ASSERT_OK(document);
+    EXPECT_EQ((*document)["status"], "incomplete");
+  }
+
   failing = false;
   Result<EvalOutcome> resumed = run(*backend, smallOptions(), first->evalId);
   ASSERT_OK(resumed);
