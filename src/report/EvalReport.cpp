@@ -404,8 +404,6 @@ Table groupTable(const json *metrics, const std::vector<int> &ks, Section sectio
   return table;
 }
 
-Table headlineTable(const json *metrics, const std::vector<int> &ks) { return groupTable(metrics, ks, Section::Headline); }
-
 Table tasksTable(const json *metrics, const std::vector<int> &ks) {
   int rounds = roundsOf(metrics);
   std::string after = afterRoundsSuffix(rounds);
