@@ -1259,6 +1259,48 @@ Result<CheckResult> check(const tasks::TaskSpec &task, std::string_view candidat
   return check(task, Candidate::fromText(std::string(candidatePtx), task), executor, options);
 }
 
+namespace {
+
+/// Occupancy of the launch with the most blocks among the primary executor's
+/// trials; nullopt before a compile or a resolved launch, or for an
+/// architecture the occupancy table lacks.
+std::optional<OccupancyReport> occupancyOf(const CheckResult &result, const exec::Executor *executor) {
+  if (!result.compile || !result.compile->ok) return std::nullopt;
+  const TrialReport *widest = nullptr;
+  auto blocks = [](const tasks::ResolvedLaunch &l) {
+    return static_cast<long long>(l.grid[0]) * l.grid[1] * l.grid[2];
+  };
+  for (const TrialReport &trial : result.trials)
+    if (trial.executor.empty() && trial.probe.empty() && (!widest || blocks(trial.launch) > blocks(widest->launch)))
+      widest = &trial;
+  if (!widest) return std::nullopt;
+  std::optional<toolchain::SmLimits> limits = toolchain::smLimitsFor(result.arch);
+  if (!limits) return std::nullopt;
+  if (executor && executor->moduleFormat() == exec::ModuleFormat::Cubin && executor->properties().multiprocessorCount > 0)
+    limits->smCount = executor->properties().multiprocessorCount;
+  OccupancyReport report;
+  report.shape = widest->shape;
+  report.launch = widest->launch;
+  if (result.kernel && result.kernel->registerCount > 0) {
+    report.registers = result.kernel->registerCount;
+    report.registersFrom = "driver";
+    report.staticSharedBytes = result.kernel->staticSharedBytes;
+  } else {
+    const toolchain::ResourceUsage &resources = result.compile->resources;
+    if (resources.registers < 0) return std::nullopt;
+    report.registers = resources.registers;
+    report.registersFrom = "compiler";
+    report.staticSharedBytes = resources.sharedBytes;
+  }
+  const tasks::ResolvedLaunch &launch = widest->launch;
+  report.occupancy = toolchain::computeOccupancy(*limits, report.registers,
+                                                 static_cast<int>(launch.block[0] * launch.block[1] * launch.block[2]),
+                                                 report.staticSharedBytes, static_cast<int>(launch.smem), blocks(launch));
+  return report;
+}
+
+} // namespace
+
 Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidate, exec::Executor *executor,
                           const CheckOptions &options) {
   const Clock::time_point checkStart = Clock::now();
@@ -1280,6 +1322,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
     result.verdict = verdict;
     result.stage = stage;
     if (!summary.empty()) result.summary = std::move(summary);
+    result.occupancy = occupancyOf(result, executor);
     ptx::sortByLocation(result.diagnostics);
     result.times.total = millisSince(checkStart);
     return result;
@@ -1514,6 +1557,32 @@ nlohmann::json toJson(const CrossCheckResult &result) {
           {"rows", rows}};
 }
 
+namespace {
+
+nlohmann::json occupancyJson(const std::optional<OccupancyReport> &report) {
+  if (!report) return nullptr;
+  const toolchain::Occupancy &o = report->occupancy;
+  return {{"shape", report->shape},
+          {"block", report->launch.block},
+          {"grid", report->launch.grid},
+          {"dynamic_shared_bytes", report->launch.smem},
+          {"static_shared_bytes", report->staticSharedBytes},
+          {"shared_bytes_per_block", o.sharedBytesPerBlock},
+          {"registers", report->registers},
+          {"registers_from", report->registersFrom},
+          {"launchable", o.launchable},
+          {"blocks_per_sm", o.blocksPerSm},
+          {"warps_per_sm", o.warpsPerSm},
+          {"occupancy", o.occupancy},
+          {"limiter", o.limiter},
+          {"blocks_by", {{"registers", o.blocksByRegisters}, {"shared_memory", o.blocksBySharedMemory},
+                         {"warps", o.blocksByWarps}, {"slots", o.blocksBySlots}}},
+          {"waves", o.waves},
+          {"sm_count", o.smCount}};
+}
+
+} // namespace
+
 nlohmann::json toJson(const CheckResult &result) {
   nlohmann::json resources = nullptr;
   if (result.compile) {
@@ -1596,6 +1665,7 @@ nlohmann::json toJson(const CheckResult &result) {
                                                     {"local_bytes", result.kernel->localBytes},
                                                     {"max_threads_per_block", result.kernel->maxThreadsPerBlock}}
                                    : nlohmann::json(nullptr)},
+          {"occupancy", occupancyJson(result.occupancy)},
           {"correctness", std::move(trials)},
           {"timing", std::move(timings)},
           {"executor_error", result.executorError},
@@ -1622,6 +1692,13 @@ std::string formatText(const CheckResult &result) {
     const toolchain::ResourceUsage &r = result.compile->resources;
     out += fmt::format("  resources: {} registers, {} B spill stores, {} B spill loads, {} B shared, {} B stack\n",
                        r.registers, r.spillStoreBytes, r.spillLoadBytes, r.sharedBytes, r.stackFrameBytes);
+  }
+  if (result.occupancy) {
+    const OccupancyReport &o = *result.occupancy;
+    out += fmt::format("  occupancy on {}: {} (block {}x{}x{}, {} registers ({}), {} B static + {} B dynamic shared)\n",
+                       tasks::shapeToString(o.shape), toolchain::describe(o.occupancy), o.launch.block[0],
+                       o.launch.block[1], o.launch.block[2], o.registers, o.registersFrom, o.staticSharedBytes,
+                       o.launch.smem);
   }
   size_t passed = static_cast<size_t>(
       std::count_if(result.trials.begin(), result.trials.end(), [](const TrialReport &t) { return t.passed; }));

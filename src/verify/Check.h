@@ -12,6 +12,7 @@
 #include "tasks/LaunchDirective.h"
 #include "tasks/TaskSpec.h"
 #include "toolchain/Compiler.h"
+#include "toolchain/Occupancy.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -117,6 +118,18 @@ struct BenchmarkReport {
   int verifiedTimedLaunches = 0; ///< timed launches whose outputs were checked
 };
 
+/// Occupancy of the largest launch the check ran (the most blocks): how many
+/// blocks fit per SM and what limits them, for the registers of the cubin
+/// that ran (the driver's count on a GPU, the compiler's otherwise).
+struct OccupancyReport {
+  tasks::Shape shape;
+  tasks::ResolvedLaunch launch;
+  int registers = 0;
+  std::string registersFrom; ///< "driver" (the loaded cubin) or "compiler" (nvJitLink's log)
+  int staticSharedBytes = 0;
+  toolchain::Occupancy occupancy;
+};
+
 /// Wall time of each stage of one check, in milliseconds.
 struct StageTimes {
   double lint = 0, compile = 0, inputs = 0, reference = 0, candidate = 0, compare = 0, bench = 0, sanitizer = 0,
@@ -140,6 +153,7 @@ struct CheckResult {
   std::vector<std::string> moduleVariables;
   std::vector<std::string> stateLeft;
   std::string sanitizer; ///< the second executor's device ("" when none ran)
+  std::optional<OccupancyReport> occupancy; ///< when it compiled and a launch was resolved
   StageTimes times;
   // Provenance.
   std::string task;
