@@ -5,6 +5,7 @@
 // queue, deadlines, API keys, a hung kernel that costs its worker process,
 // and a client that goes away mid-request.
 #include "serve/Http.h"
+#include "serve/Remote.h"
 #include "tasks/Reference.h"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,7 @@ public:
     return c;
   }
   Service &service() { return *service_; }
+  int port() const { return port_; }
 
 private:
   std::unique_ptr<Service> service_;
@@ -368,6 +370,50 @@ TEST(ServeHttpTest, AReachableAddressNeedsAnApiKey) {
   Result<int> port = server.bind();
   ASSERT_FALSE(port);
   EXPECT_EQ(port.error().code, "api-key-required");
+}
+
+TEST(RemoteGateTest, AServiceChecksForThisProcessAndItsAnswerDecodesToTheSameResult) {
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  HttpOptions http;
+  Served served(options, http);
+  Result<tasks::Suite> suite = loadSuite({});
+  ASSERT_TRUE(suite);
+  Result<const tasks::TaskSpec *> task = findTask(*suite, "vector_add");
+  ASSERT_TRUE(task);
+  const std::string url = "http://127.0.0.1:" + std::to_string(served.port());
+  RemoteGate gate({.url = url});
+  Result<nlohmann::json> health = gate.health();
+  ASSERT_TRUE(health) << health.error().message;
+  EXPECT_EQ((*health)["status"], "ok");
+
+  verify::CheckOptions check;
+  check.seed = 77;
+  check.trials = 1;
+  check.drawnShapes = 0;
+  check.benchmark = false;
+  check.shapeIndices = {3};
+  Result<verify::CheckResult> correct = gate.check(**task, referencePtx(), check);
+  ASSERT_TRUE(correct) << correct.error().message;
+  EXPECT_EQ(correct->verdict, verify::Verdict::Correct) << correct->summary;
+  EXPECT_EQ(correct->seed, 77u);
+  EXPECT_EQ(correct->shapeIndices, std::vector<size_t>{3});
+  Result<verify::CheckResult> wrong = gate.check(**task, wrongPtx(), check);
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->verdict, verify::Verdict::Wrong);
+
+  // A shape the task lacks is refused, not retried.
+  check.shapeIndices = {99};
+  Result<verify::CheckResult> refused = gate.check(**task, referencePtx(), check);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("answered 400"), std::string::npos) << refused.error().message;
+
+  // Nobody listening: retried, then an error that says so.
+  RemoteGate nowhere({.url = "http://127.0.0.1:1", .maxRetries = 1, .maxRetryWait = std::chrono::milliseconds(50)});
+  Result<verify::CheckResult> lost = nowhere.check(**task, referencePtx(), check);
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error().code, "gate-unreachable");
+  EXPECT_FALSE(nowhere.health());
 }
 
 TEST(ServiceTest, ShutdownAnswersQueuedJobsAndRefusesNewOnes) {

@@ -1,0 +1,133 @@
+// See Remote.h. cpp-httplib's client: the service speaks plain HTTP on
+// loopback or behind a proxy that terminates TLS.
+#include "serve/Remote.h"
+
+#include "tasks/TaskSpec.h"
+
+#include <httplib.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <thread>
+
+namespace ptxforge::serve {
+
+nlohmann::json checkRequestJson(const tasks::TaskSpec &task, const std::string &ptx, const verify::CheckOptions &options) {
+  nlohmann::json body = {{"task", task.name},
+                         {"ptx", ptx},
+                         {"trials", options.trials},
+                         {"drawn_shapes", options.drawnShapes},
+                         {"timing_rounds", options.timingRounds},
+                         {"timeout_ms", options.launchTimeoutMs},
+                         {"bench", options.benchmark},
+                         {"lint", options.lint}};
+  if (options.seed) body["seed"] = *options.seed;
+  if (!options.arch.empty()) body["arch"] = options.arch;
+  if (!options.shapeIndices.empty()) {
+    std::string shapes;
+    for (size_t index : options.shapeIndices) shapes += (shapes.empty() ? "" : ",") + std::to_string(index);
+    body["shapes"] = shapes;
+  }
+  if (!options.extraShapes.empty()) {
+    nlohmann::json extra = nlohmann::json::array();
+    for (const tasks::Shape &shape : options.extraShapes) {
+      std::string text;
+      for (const std::string &symbol : task.symbols)
+        if (auto it = shape.find(symbol); it != shape.end())
+          text += fmt::format("{}{}={}", text.empty() ? "" : ",", symbol, it->second);
+      extra.push_back(text);
+    }
+    body["extra_shapes"] = std::move(extra);
+  }
+  return body;
+}
+
+struct RemoteGate::Impl {
+  RemoteGateOptions options;
+  httplib::Client client;
+
+  explicit Impl(RemoteGateOptions o) : options(std::move(o)), client(options.url) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count();
+    client.set_connection_timeout(10, 0);
+    client.set_read_timeout(seconds, 0);
+    client.set_write_timeout(60, 0);
+    if (!options.apiKey.empty()) client.set_bearer_token_auth(options.apiKey.c_str());
+  }
+
+  /// The service's own error text of a non-200 answer.
+  static std::string errorText(const httplib::Response &response) {
+    nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+      const nlohmann::json &error = body["error"];
+      std::string code = error.value("code", "");
+      std::string message = error.value("message", "");
+      return code.empty() ? message : code + ": " + message;
+    }
+    return response.body.substr(0, 300);
+  }
+};
+
+RemoteGate::RemoteGate(RemoteGateOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+RemoteGate::~RemoteGate() = default;
+
+Result<nlohmann::json> RemoteGate::health() {
+  httplib::Result result = impl_->client.Get("/healthz");
+  if (!result)
+    return makeError(ErrorKind::Io, "gate-unreachable",
+                     fmt::format("the gate at {} does not answer: {}", impl_->options.url, httplib::to_string(result.error())));
+  if (result->status != 200)
+    return makeError(ErrorKind::Io, "gate-error",
+                     fmt::format("the gate at {} answered {}: {}", impl_->options.url, result->status, Impl::errorText(*result)));
+  nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
+  if (body.is_discarded())
+    return makeError(ErrorKind::Io, "gate-error", fmt::format("the gate at {} sent no JSON from /healthz", impl_->options.url));
+  return body;
+}
+
+Result<verify::CheckResult> RemoteGate::check(const tasks::TaskSpec &task, const std::string &ptx,
+                                              const verify::CheckOptions &options, const std::stop_token &stop) {
+  const std::string body = checkRequestJson(task, ptx, options).dump();
+  std::string lastProblem;
+  for (int attempt = 0; attempt <= impl_->options.maxRetries; ++attempt) {
+    if (stop.stop_requested())
+      return makeError(ErrorKind::Io, "cancelled", "the check was cancelled before the gate answered");
+    httplib::Result result = impl_->client.Post("/v1/check", body, "application/json");
+    std::chrono::milliseconds wait{std::min<int64_t>(1000LL << std::min(attempt, 6), impl_->options.maxRetryWait.count())};
+    if (!result) {
+      lastProblem = fmt::format("no answer ({})", httplib::to_string(result.error()));
+    } else if (result->status == 200) {
+      nlohmann::json document = nlohmann::json::parse(result->body, nullptr, false);
+      if (document.is_discarded())
+        return makeError(ErrorKind::Io, "gate-error", fmt::format("the gate at {} answered 200 without JSON", impl_->options.url));
+      Result<verify::CheckResult> decoded = verify::checkResultFromJson(document);
+      if (!decoded)
+        return makeError(ErrorKind::Io, "gate-error",
+                         fmt::format("the gate at {} answered a document this build cannot read: {}", impl_->options.url,
+                                     decoded.error().message));
+      return decoded;
+    } else if (result->status == 429 || result->status == 503) {
+      lastProblem = fmt::format("busy ({}: {})", result->status, Impl::errorText(*result));
+      if (result->has_header("Retry-After")) {
+        const long seconds = std::strtol(result->get_header_value("Retry-After").c_str(), nullptr, 10);
+        if (seconds > 0) wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds), impl_->options.maxRetryWait);
+      }
+    } else {
+      // A request the service refuses (400, 404, 413, 500) will be refused again.
+      return makeError(result->status >= 500 ? ErrorKind::Io : ErrorKind::InvalidInput, "gate-error",
+                       fmt::format("the gate at {} answered {}: {}", impl_->options.url, result->status,
+                                   Impl::errorText(*result)));
+    }
+    if (attempt == impl_->options.maxRetries) break;
+    // Sleep in slices so that a stop request is seen.
+    for (auto slept = std::chrono::milliseconds(0); slept < wait && !stop.stop_requested();
+         slept += std::chrono::milliseconds(100))
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return makeError(ErrorKind::Io, "gate-unreachable",
+                   fmt::format("the gate at {} did not take the check after {} attempts: {}", impl_->options.url,
+                               impl_->options.maxRetries + 1, lastProblem));
+}
+
+} // namespace ptxforge::serve
