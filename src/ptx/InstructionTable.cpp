@@ -8,6 +8,8 @@
 // tcgen05, multimem, tensormap) accept any modifier.
 #include "ptx/InstructionTable.h"
 
+#include "ptx/ConversionRules.h"
+
 #include "support/Text.h"
 
 #include <algorithm>
@@ -89,6 +91,7 @@ struct EntryDef {
   bool archSpecific = false;
   uint32_t ptx = 0;
   bool anyModifier = false;
+  const char *sms = ""; ///< ArchGate::sms
 };
 
 constexpr EntryDef kEntries[] = {
@@ -152,7 +155,9 @@ constexpr EntryDef kEntries[] = {
             "e4m3x4 e5m2x4 e2m3x4 e3m2x4 e2m1x4 "
             "e4m3 e5m2 @rnd @irnd rna rs ftz sat satfinite relu"},
     {"cvt.pack", "sat s32 u32 s16 u16 s8 u8 s4 u4 s2 u2 b32", 72, false, 65},
-    {"cvta", "to @space u32 u64"},
+    // `.u32` is 32-bit addressing, which ptxas 13 no longer compiles ("32-Bit
+    // compilation is no longer supported"), for every state space.
+    {"cvta", "to @space u64"},
     // ptxas rejects half types on mov/ld/st ("Unexpected instruction types"): halves move as .b16/.b32.
     {"mov", "pred @int @allbits @fp v2 v4"},
     {"isspacep", "@space"},
@@ -240,10 +245,11 @@ constexpr EntryDef kEntries[] = {
     {"wmma.load", "a b c sync aligned row col #shape @space f16 f32 s32 s8 u8 s4 u4 b1 bf16 tf32 f64", 70, false, 60},
     {"wmma.store", "d sync aligned row col #shape @space f16 f32 s32 f64", 70, false, 60},
     {"wmma.mma", "sync aligned row col #shape @mmatype satfinite @rnd @bool popc", 70, false, 60},
-    {"wgmma.fence", "sync aligned", 90, true, 80},
-    {"wgmma.commit_group", "sync aligned", 90, true, 80},
-    {"wgmma.wait_group", "sync aligned", 90, true, 80},
-    {"wgmma.mma_async", "sp sync aligned #shape @mmatype satfinite @bool popc", 90, true, 80},
+    // wgmma is sm_90a's alone: ptxas refuses it on sm_100a and sm_120a.
+    {"wgmma.fence", "sync aligned", 90, true, 80, false, "90"},
+    {"wgmma.commit_group", "sync aligned", 90, true, 80, false, "90"},
+    {"wgmma.wait_group", "sync aligned", 90, true, 80, false, "90"},
+    {"wgmma.mma_async", "sp sync aligned #shape @mmatype satfinite @bool popc", 90, true, 80, false, "90"},
     // Control flow.
     {"bra", "uni"},
     {"brx.idx", "uni"},
@@ -294,7 +300,7 @@ constexpr EntryDef kEntries[] = {
     {"tensormap.replace", "", 90, true, 83, true},
     {"tensormap.cp_fenceproxy", "", 90, false, 83, true},
     {"clusterlaunchcontrol", "", 100, false, 86, true},
-    {"tcgen05", "", 100, true, 86, true},
+    {"tcgen05", "", 100, true, 86, true, "100 103 110"},
 };
 
 // Per-modifier gates: entries ("*" for any), modifiers, and the gate.
@@ -304,6 +310,8 @@ struct ModifierGateDef {
   uint32_t sm;
   bool archSpecific;
   uint32_t ptx;
+  const char *sms = ""; ///< ArchGate::sms
+  bool archOnly = false;
 };
 
 constexpr ModifierGateDef kModifierGates[] = {
@@ -317,10 +325,9 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"add sub mul fma", "f32x2", 100, false, 86},
     {"tanh ex2", "bf16 bf16x2", 90, false, 78},
     {"ex2", "f16 f16x2", 75, false, 70},
-    {"cvt", "bf16 bf16x2 tf32 relu", 80, false, 70},
-    {"cvt", "e4m3x2 e5m2x2", 89, false, 78},
-    // Four-element packs come only from the stochastic-rounding form `cvt.rs.satfinite.<x4>.f32`.
-    {"cvt", "e4m3x4 e5m2x4 e2m3x4 e3m2x4 e2m1x4", 100, true, 87},
+    // cvt's gates belong to its forms (type pair and modifiers): ConversionRules.cpp.
+    {"*", "b128", 70, false, 83},
+    {"prefetch", "tensormap", 90, false, 80},
     {"*", "cluster shared::cluster", 90, false, 78},
     {"*", "L2::cache_hint", 80, false, 74},
     {"ld st cp.async prefetch", "L2::256B", 80, false, 74},
@@ -336,7 +343,7 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"fence", "async mbarrier_init", 90, false, 80},
     {"mbarrier.arrive mbarrier.arrive_drop", "expect_tx release", 90, false, 80},
     {"mbarrier.test_wait mbarrier.try_wait", "acquire", 90, false, 80},
-    {"redux.sync", "f32", 100, true, 86},
+    {"redux.sync", "f32", 100, true, 86, "100 103"},
     {"mma", "m16n8k8 m8n8k16 m8n8k32 m8n8k128", 75, false, 65},
     {"mma", "m16n8k16 m16n8k32 m16n8k4 m16n8k64 m16n8k128 m16n8k256", 80, false, 70},
     {"mma", "bf16 tf32 f64", 80, false, 70},
@@ -405,7 +412,7 @@ const Table &table() {
       for (const std::string &m : splitSpaces(s.members)) t.slotOf.emplace(m, s.slot);
 
     for (const EntryDef &def : kEntries) {
-      OpcodeEntry entry{def.name, ArchGate{def.sm, def.archSpecific, def.ptx}, def.anyModifier};
+      OpcodeEntry entry{def.name, ArchGate{def.sm, def.archSpecific, def.ptx, def.sms}, def.anyModifier};
       CompiledEntry compiled;
       for (const std::string &token : splitSpaces(def.modifiers)) {
         std::vector<std::string> expanded;
@@ -435,7 +442,8 @@ const Table &table() {
       std::vector<std::string> entries;
       if (std::string_view(def.entries) != "*") entries = splitSpaces(def.entries);
       for (const std::string &m : splitSpaces(def.modifiers))
-        t.gates.push_back(CompiledGate{entries, m, ArchGate{def.sm, def.archSpecific, def.ptx}});
+        t.gates.push_back(
+            CompiledGate{entries, m, ArchGate{def.sm, def.archSpecific, def.ptx, def.sms, def.archOnly}});
     }
     return t;
   }();
@@ -504,7 +512,24 @@ std::string describeType(const TypeInfo &type) {
 
 std::string gateTargetName(const ArchGate &gate) {
   if (gate.sm == 0) return {};
+  if (!gate.sms.empty()) {
+    std::string names;
+    for (const std::string &sm : splitSpaces(gate.sms)) names += (names.empty() ? "sm_" : "/sm_") + sm + "a";
+    return names;
+  }
   return "sm_" + std::to_string(gate.sm) + (gate.archSpecific ? "a" : "");
+}
+
+bool targetMeetsGate(const ArchGate &gate, uint32_t sm, bool archSpecific, bool family) {
+  if (gate.sm == 0 || sm == 0) return true;
+  if (sm < gate.sm) return false;
+  if (!gate.archSpecific) return true;
+  if (!archSpecific && !family) return false;
+  if (gate.archOnly && !archSpecific) return false;
+  if (gate.sms.empty()) return true;
+  for (const std::string &listed : splitSpaces(gate.sms))
+    if (listed == std::to_string(sm)) return true;
+  return false;
 }
 
 std::string gatePtxName(const ArchGate &gate) {
@@ -515,6 +540,8 @@ std::string gatePtxName(const ArchGate &gate) {
 uint32_t minPtxForTarget(std::string_view target) {
   // From the PTX ISA release notes ("PTX ISA version / target" table).
   static const std::unordered_map<std::string_view, uint32_t> minimum = {
+      {"sm_10", 10},  {"sm_11", 10},  {"sm_12", 12},  {"sm_13", 12},   {"sm_20", 20},   {"sm_21", 20},
+      {"sm_30", 30},  {"sm_32", 40},  {"sm_35", 31},  {"sm_37", 41},
       {"sm_50", 40},  {"sm_52", 41},  {"sm_53", 42},  {"sm_60", 50},   {"sm_61", 50},   {"sm_62", 50},
       {"sm_70", 60},  {"sm_72", 61},  {"sm_75", 63},  {"sm_80", 70},   {"sm_86", 71},   {"sm_87", 74},
       {"sm_88", 90},  {"sm_89", 78},  {"sm_90", 78},  {"sm_90a", 80},  {"sm_100", 86}, {"sm_100a", 86},
@@ -670,6 +697,8 @@ std::vector<Requirement> instructionRequirements(const OpcodeMatch &match, const
       out.push_back(Requirement{g.gate, "`." + modifiers[i] + "` on `" + entry.name + "`"});
     }
   }
+  if (entry.name == "cvt")
+    for (Requirement &r : conversionRequirements(modifiers)) out.push_back(std::move(r));
   return out;
 }
 

@@ -40,12 +40,28 @@ struct ArchGate {
   uint32_t sm = 0;
   bool archSpecific = false;
   uint32_t ptx = 0;
+  /// Arch-specific features are not carried forward: the SM numbers whose
+  /// `a`/`f` targets have this one, space-separated ("90" for wgmma, "100 103
+  /// 110" for tcgen05); empty when every SM from `sm` on has it.
+  std::string sms;
+  /// Only the `a` targets have it, not the `f` family targets (`cvt.rs` with
+  /// four-element packs).
+  bool archOnly = false;
 };
 
-/// "sm_90a", "sm_80"; empty when sm is 0.
+/// The newest PTX ISA version the table knows, and the newest CUDA 13.0's
+/// ptxas accepts ("Unsupported .version 9.1; current version is '9.0'").
+inline constexpr uint32_t kNewestPtxVersion = 90;
+
+/// "sm_90a", "sm_80", "sm_100a/sm_103a"; empty when sm is 0.
 std::string gateTargetName(const ArchGate &gate);
 /// "8.0"; empty when ptx is 0.
 std::string gatePtxName(const ArchGate &gate);
+
+/// True when a target meets the gate's SM part (the PTX version aside):
+/// `sm` is the target's SM number, `archSpecific` its `a` suffix, `family`
+/// its `f` suffix.
+bool targetMeetsGate(const ArchGate &gate, uint32_t sm, bool archSpecific, bool family);
 
 /// The minimum PTX ISA version that knows a target ("sm_90a" → 80); 0 if unknown.
 uint32_t minPtxForTarget(std::string_view target);

@@ -4,6 +4,7 @@
 // finding that ptxas reports anyway.
 #include "ptx/Lint.h"
 
+#include "ptx/ConversionRules.h"
 #include "ptx/InstructionTable.h"
 #include "ptx/Parser.h"
 
@@ -347,18 +348,23 @@ std::string featureAlternative(const std::string &entry, const std::string &modi
 
 class Linter {
 public:
-  Linter(const Module &module, const LintOptions &options, std::vector<uint32_t> syntaxLines)
-      : module_(module), options_(options), syntaxLines_(std::move(syntaxLines)) {}
+  Linter(const Module &module, const LintOptions &options, std::vector<uint32_t> syntaxLines,
+         const std::set<std::string> *unreadNames = nullptr)
+      : module_(module), options_(options), syntaxLines_(std::move(syntaxLines)), unreadNames_(unreadNames) {}
 
   std::vector<Diagnostic> run() {
     std::sort(syntaxLines_.begin(), syntaxLines_.end());
-    // A syntax error outside every function (a broken global) would make its
-    // symbol look undeclared everywhere.
-    suppressSymbols_ = syntaxOutsideFunctions();
     checkDirectives();
     collectModuleNames();
     for (const TopLevel &item : module_.items)
       if (item.kind == TopLevel::Kind::Function && item.function.hasBody) lintFunction(item.function);
+    // Every finding has a place: one without (a tree built by hand) points at the module's start.
+    for (Diagnostic &d : diagnostics_)
+      if (d.line == 0) {
+        SourceLoc start = moduleStart();
+        d.line = start.line;
+        d.column = start.column;
+      }
     return std::move(diagnostics_);
   }
 
@@ -373,8 +379,9 @@ private:
 
   struct FunctionState {
     const Function *function = nullptr;
-    std::unordered_set<std::string> labels;
-    bool suppressNames = false; ///< a syntax error inside: no name-resolution cascades
+    std::unordered_set<std::string> labels;                 ///< every label of the body
+    std::unordered_map<std::string, uint32_t> labelLines;   ///< label → line of its first definition
+    std::vector<std::unordered_map<std::string, uint32_t>> labelScopes; ///< labels of the enclosing blocks
     std::vector<Scope> scopes;
     std::unordered_set<std::string> reportedNames;
     std::vector<MissingRegister> missing;
@@ -390,6 +397,7 @@ private:
     /// Register ranges declared anywhere in the body, by prefix (see existingRange).
     bool rangesIndexed = false;
     std::unordered_map<std::string, const VariableDecl *> bodyRanges;
+    std::unordered_map<std::string, const VariableDecl *> bodySingles; ///< `%r4` by prefix `%r`
   };
 
   void report(std::string code, Severity severity, SourceLoc loc, std::string message, std::string hint) {
@@ -435,24 +443,68 @@ private:
     }
 
     if (module_.version) version_ = module_.version->first * 10 + module_.version->second;
+    checkVersionAndAddressSize();
     for (const std::string &target : module_.targets) {
+      if (target == "map_f64_to_f32" && mapsF64Fails())
+        error("invalid-directive", module_.targetLoc,
+              "`map_f64_to_f32` is for targets without f64 (below sm_13); ptxas refuses it with `.target " +
+                  module_.targets.front() + "`",
+              "remove `, map_f64_to_f32` from `.target`: f64 instructions compile as they are");
       uint32_t sm = targetSmNumber(target);
       if (sm == 0) continue;
       if (sm >= targetSm_) {
-        if (sm > targetSm_) archSpecific_ = false;
+        if (sm > targetSm_) targetArch_ = targetFamily_ = false;
         targetSm_ = sm;
-        archSpecific_ = archSpecific_ || targetIsArchSpecific(target) || targetIsFamilySpecific(target);
+        targetArch_ = targetArch_ || targetIsArchSpecific(target);
+        targetFamily_ = targetFamily_ || targetIsFamilySpecific(target);
         targetName_ = target;
       }
       uint32_t needed = minPtxForTarget(target);
       if (version_ && needed && version_ < needed) {
-        ArchGate gate{0, false, needed};
+        ArchGate gate;
+        gate.ptx = needed;
         error("arch-feature", module_.targetLoc,
               "`.target " + target + "` requires PTX ISA " + gatePtxName(gate) + ", but the module declares `.version " +
                   std::to_string(module_.version->first) + "." + std::to_string(module_.version->second) + "`",
               "use `.version " + gatePtxName(gate) + "` or later");
       }
     }
+  }
+
+  /// True when a `.target` names an SM of sm_13 or later beside `map_f64_to_f32`.
+  bool mapsF64Fails() const {
+    for (const std::string &target : module_.targets)
+      if (targetSmNumber(target) >= 13) return true;
+    return false;
+  }
+
+  /// `.version` newer than ptxas knows or too old for nvJitLink, and
+  /// `.address_size`: ptxas 13 compiles 64-bit code only.
+  void checkVersionAndAddressSize() {
+    std::string written = module_.version ? std::to_string(module_.version->first) + "." +
+                                                std::to_string(module_.version->second)
+                                          : std::string();
+    ArchGate newest;
+    newest.ptx = kNewestPtxVersion;
+    if (version_ > kNewestPtxVersion)
+      error("invalid-directive", module_.versionLoc,
+            "`.version " + written + "` is newer than PTX ISA " + gatePtxName(newest) +
+                ", the newest that CUDA 13.0's ptxas (and nvJitLink) accept",
+            "use `.version " + gatePtxName(newest) + "` (the instructions of newer PTX ISA versions are not available)");
+    else if (version_ && version_ < 31)
+      report("legacy-ptx", Severity::Warning, module_.versionLoc,
+             "PTX ISA " + written + " is older than 3.1: ptxas compiles it, but nvJitLink (the default backend of "
+                                    "`compile` and of the gate) refuses it ('Compile only' requires PTX ISA 3.1)",
+             "compile with `--backend ptxas`, or regenerate the PTX with a CUDA toolkit that writes `.version` 3.1 or "
+             "later");
+    if (module_.addressSize == 32)
+      error("invalid-directive", module_.addressSizeLoc,
+            "`.address_size 32`: ptxas 13 compiles 64-bit code only (\"32-Bit compilation is no longer supported\")",
+            "use `.address_size 64`, with addresses in 64-bit registers (`.b64`/`.u64`)");
+    else if (module_.addressSize && version_ && version_ < 23)
+      error("invalid-directive", module_.addressSizeLoc,
+            "`.address_size` requires PTX ISA 2.3, but the module declares `.version " + written + "`",
+            "remove the `.address_size` line (64-bit is what ptxas compiles) or raise `.version` to 2.3");
   }
 
   /// Where a whole-module finding points: the module's first directive or
@@ -487,6 +539,7 @@ private:
                 "rename one of the two declarations or remove the duplicate");
         }
         moduleVariables_.emplace(v.name, &v);
+        checkDeclaration(v, DeclarationPlace::Module);
       } else if (item.kind == TopLevel::Kind::Function) {
         const Function &f = item.function;
         functions_.insert(f.name);
@@ -524,25 +577,21 @@ private:
   }
 
   void lintFunction(const Function &function) {
+    for (const TuningDirective &tuning : function.tuning)
+      if (tuning.name == "noreturn" && function.isEntry)
+        error("invalid-declaration", tuning.loc, "`.noreturn` applies to `.func` only: a kernel always returns",
+              "remove `.noreturn` from `" + function.name + "`");
     FunctionState state;
     state.function = &function;
-    uint32_t first = function.loc.line;
-    uint32_t last = function.closeLoc.line ? function.closeLoc.line : UINT32_MAX;
-    // syntaxLines_ is sorted (see run): one binary search per function.
-    auto firstInside = std::lower_bound(syntaxLines_.begin(), syntaxLines_.end(), first);
-    if (firstInside != syntaxLines_.end() && *firstInside <= last) state.suppressNames = true;
 
+    // Every label of the body, for hints and `.branchtargets`; which ones a
+    // branch sees is decided per block (lintBlock).
     std::vector<const Label *> labels;
     std::vector<const Directive *> directives;
     collectLabels(function.body, labels, directives);
-    std::unordered_map<std::string, const Label *> seen;
     for (const Label *label : labels) {
-      auto [it, inserted] = seen.emplace(label->name, label);
-      if (!inserted)
-        error("duplicate-label", label->loc,
-              "label `" + label->name + "` is already defined at line " + std::to_string(it->second->loc.line),
-              "rename one of the labels (and the branches that target it)");
       state.labels.insert(label->name);
+      state.labelLines.emplace(label->name, label->loc.line);
     }
     for (const Directive *d : directives) {
       std::string name = directiveLabel(*d);
@@ -550,40 +599,99 @@ private:
     }
 
     Scope params;
-    for (const VariableDecl &p : function.returnParams) declare(params, p, state);
-    for (const VariableDecl &p : function.params) declare(params, p, state);
+    DeclarationPlace place = function.isEntry ? DeclarationPlace::EntryParameter : DeclarationPlace::FunctionParameter;
+    for (const VariableDecl &p : function.returnParams) {
+      checkDeclaration(p, place);
+      declare(params, p, state);
+    }
+    for (const VariableDecl &p : function.params) {
+      checkDeclaration(p, place);
+      declare(params, p, state);
+    }
     state.scopes.push_back(std::move(params));
     lintBlock(function.body, state);
     reportMissingRegisters(state);
   }
 
-  /// True when a syntax error lies outside every function. Function spans are
-  /// sorted once and each line found by binary search (this ran once per
-  /// function over every line and every function before: cubic).
-  bool syntaxOutsideFunctions() const {
-    std::vector<std::pair<uint32_t, uint32_t>> spans; // (first line, last line), by first line
-    for (const TopLevel &item : module_.items)
-      if (item.kind == TopLevel::Kind::Function)
-        spans.emplace_back(item.function.loc.line, item.function.closeLoc.line ? item.function.closeLoc.line : UINT32_MAX);
-    std::sort(spans.begin(), spans.end());
-    std::vector<uint32_t> reach(spans.size()); // the furthest last line among spans[0..i]
-    for (size_t i = 0; i < spans.size(); ++i) reach[i] = std::max(spans[i].second, i ? reach[i - 1] : 0u);
-    for (uint32_t line : syntaxLines_) {
-      auto after = std::upper_bound(spans.begin(), spans.end(), std::make_pair(line, UINT32_MAX));
-      if (after == spans.begin() || reach[static_cast<size_t>(after - spans.begin()) - 1] < line) return true;
+  /// True for a name in a statement the parser could not read: it may be what
+  /// that statement declared, so its absence is not reported.
+  bool unread(const std::string &name) const { return unreadNames_ && unreadNames_->count(name) > 0; }
+
+  /// Where a declaration stands, for the rules that differ.
+  enum class DeclarationPlace { Module, EntryParameter, FunctionParameter, Body };
+
+  /// The declaration forms ptxas refuses: instruction-only types, predicates
+  /// outside registers, initializers outside `.global`/`.const`, arrays of
+  /// no size, `.samplerref` in the unified texture mode, `.b128` before PTX 8.3.
+  void checkDeclaration(const VariableDecl &v, DeclarationPlace place) {
+    std::string declared = "." + std::string(stateSpaceName(v.space)) + " ." + v.type + " " + v.name;
+    if (std::optional<TypeInfo> info = typeInfo(v.type); info && !isVariableType(v.type)) {
+      std::string bits = "b" + std::to_string(std::max<uint32_t>(8, info->bits));
+      if (v.space == StateSpace::Reg)
+        error("invalid-register-type", v.loc, "`." + v.type + "` is not a register type (`" + declared + "`)",
+              "declare it as `.reg ." + bits + "`; `." + v.type + "` values live in bit-size registers");
+      else
+        error("invalid-declaration", v.loc,
+              "`." + v.type + "` is an instruction type, not a variable type (`" + declared + "`)",
+              "declare it as `." + bits + "`: `." + v.type + "` values are stored as bits");
+      return;
     }
-    return false;
+    if (v.type == "pred" && v.space != StateSpace::Reg) {
+      error("invalid-declaration", v.loc, "predicates live in registers only, not in `." +
+                                              std::string(stateSpaceName(v.space)) + "` (`" + declared + "`)",
+            "declare a `.reg .pred`, or store the value as an integer (`selp.u32 %r, 1, 0, %p`)");
+      return;
+    }
+    if (!v.initializer.empty() && v.space != StateSpace::Global && v.space != StateSpace::Const) {
+      std::string move = v.space == StateSpace::Reg ? "set it with `mov` after the declaration"
+                                                    : "store the value at run time instead";
+      error("invalid-declaration", v.loc,
+            "`" + v.name + "` cannot have an initializer: only `.global` and `.const` variables are initialized "
+                           "(`= " + v.initializer + "`)",
+            move);
+      return;
+    }
+    bool unsized = std::find(v.arrayDims.begin(), v.arrayDims.end(), 0) != v.arrayDims.end();
+    // A `.func` parameter may be an unsized array (`.param .b8 p[]`); a kernel's may not.
+    if (unsized && v.initializer.empty() && v.linkage.find("extern") == std::string::npos &&
+        place != DeclarationPlace::FunctionParameter) {
+      bool parameter = place == DeclarationPlace::EntryParameter;
+      error("invalid-declaration", v.loc,
+            parameter ? "kernel parameter `" + v.name + "[]` has no size: a kernel's parameters cannot be unsized arrays"
+                      : "`" + v.name + "[]` has no size: only an `.extern` declaration (dynamic shared memory) or "
+                                       "an initialized one may leave it out",
+            parameter ? "give it a size (`" + v.name + "[16]`), or pass a pointer (`.param .u64`)"
+                      : v.space == StateSpace::Shared
+                          ? "give it a size, or declare dynamic shared memory: `.extern .shared .align 16 .b8 " +
+                                v.name + "[];`"
+                          : "give it a size (`" + v.name + "[1024]`)");
+      return;
+    }
+    if (v.type == "samplerref" && !hasTarget("texmode_independent"))
+      error("invalid-declaration", v.loc,
+            "`.samplerref` needs `.target ..., texmode_independent`; in the default unified mode samplers are part "
+            "of the texture",
+            "add `texmode_independent` to `.target`, or drop the sampler and use the `.texref` alone");
+    if (v.type == "b128") {
+      ArchGate gate;
+      gate.ptx = 83;
+      checkGate(v.loc, Requirement{gate, "`.b128`"}, "");
+    }
+  }
+
+  bool hasTarget(std::string_view name) const {
+    return std::find(module_.targets.begin(), module_.targets.end(), name) != module_.targets.end();
+  }
+
+  /// Types a variable may have; the others (`.bf16`, `.tf32`, `.f32x2`, the
+  /// fp8/fp6/fp4 packs, `.s16x2`) are instruction types only.
+  static bool isVariableType(const std::string &type) {
+    std::optional<TypeInfo> info = typeInfo(type);
+    if (!info || info->typeClass != TypeClass::Float) return type != "s16x2" && type != "u16x2";
+    return type == "f16" || type == "f16x2" || type == "f32" || type == "f64";
   }
 
   void declare(Scope &scope, const VariableDecl &v, FunctionState &) {
-    static const std::unordered_map<std::string, std::string> notRegisterTypes = {
-        {"bf16", "b16"}, {"bf16x2", "b32"}, {"tf32", "b32"}, {"e4m3", "b8"}, {"e5m2", "b8"}, {"e4m3x2", "b16"},
-        {"e5m2x2", "b16"}};
-    auto notReg = notRegisterTypes.find(v.type);
-    if (v.space == StateSpace::Reg && notReg != notRegisterTypes.end())
-      error("invalid-register-type", v.loc,
-            "`." + v.type + "` is not a register type (`.reg ." + v.type + " " + v.name + "`)",
-            "declare it as `.reg ." + notReg->second + "`; `." + v.type + "` values live in bit-size registers");
     if (v.rangeCount) {
       auto &list = scope.ranges[v.name];
       if (!list.empty())
@@ -604,7 +712,26 @@ private:
   void lintBlock(const std::vector<Statement> &statements, FunctionState &state) {
     Scope scope;
     for (const Statement &s : statements)
-      if (s.kind == Statement::Kind::Variable) declare(scope, s.variable, state);
+      if (s.kind == Statement::Kind::Variable) {
+        checkDeclaration(s.variable, DeclarationPlace::Body);
+        declare(scope, s.variable, state);
+      }
+    // Labels are scoped like variables: a label is seen in its block and the
+    // blocks inside it, and two sibling blocks may define the same one (nvcc
+    // does, for the wait loops of inline asm inlined twice).
+    std::unordered_map<std::string, uint32_t> blockLabels;
+    for (const Statement &s : statements) {
+      std::string name = s.kind == Statement::Kind::Label       ? s.label.name
+                         : s.kind == Statement::Kind::Directive ? directiveLabel(s.directive)
+                                                                : std::string();
+      if (name.empty()) continue;
+      SourceLoc loc = s.kind == Statement::Kind::Label ? s.label.loc : s.directive.loc;
+      auto [it, inserted] = blockLabels.emplace(name, loc.line);
+      if (!inserted)
+        error("duplicate-label", loc, "label `" + name + "` is already defined at line " + std::to_string(it->second),
+              "rename one of the labels (and the branches that target it)");
+    }
+    state.labelScopes.push_back(std::move(blockLabels));
     state.scopes.push_back(std::move(scope));
     for (const Statement &s : statements) {
       switch (s.kind) {
@@ -615,10 +742,10 @@ private:
       }
     }
     state.scopes.pop_back();
+    state.labelScopes.pop_back();
   }
 
   void lintDirective(const Directive &d, FunctionState &state) {
-    if (state.suppressNames) return;
     std::string text = d.text;
     if (!directiveLabel(d).empty()) text = text.substr(text.find(':') + 1);
     std::string name = d.name;
@@ -633,7 +760,8 @@ private:
       std::string label = text.substr(start, end - start);
       label.erase(0, label.find_first_not_of(" \t"));
       while (!label.empty() && (label.back() == ' ' || label.back() == ';')) label.pop_back();
-      if (!label.empty() && !state.labels.count(label) && state.reportedNames.insert(label).second)
+      if (!label.empty() && !state.labels.count(label) && !unread(label) && state.function->closeLoc.line &&
+          state.reportedNames.insert(label).second)
         error("undefined-label", d.loc, "branch target `" + label + "` in `.branchtargets` is not defined in `" +
                                             state.function->name + "`",
               labelHint(label, state));
@@ -662,7 +790,7 @@ private:
 
   /// The type of a register operand, or nullopt (not a register, unknown, vector as a whole).
   std::optional<TypeInfo> registerType(const std::string &name, const FunctionState &state) const {
-    if (name.empty() || name[0] != '%') return std::nullopt;
+    if (name.empty()) return std::nullopt;
     std::string base = baseName(name);
     if (isSpecialRegister(base)) return std::nullopt;
     const VariableDecl *v = lookup(base, state);
@@ -704,15 +832,19 @@ private:
     if (name[0] == '%') {
       std::string base = baseName(name);
       if (isSpecialRegister(base) || lookup(base, state)) return;
-      if (state.suppressNames || !state.reportedNames.insert(base).second) return;
       auto [prefix, index] = splitRegister(base);
+      if (unread(base) || unread(prefix) || !state.reportedNames.insert(base).second) return;
       std::string type = expect.kind != Expect::Kind::None ? proposedRegisterType(expect) : std::string();
       if (!type.empty() && !state.prefixTypes.count(prefix)) state.prefixTypes[prefix] = type;
       state.missing.push_back(MissingRegister{loc, base, prefix, index, type});
       return;
     }
     if (lookup(name, state) || functions_.count(name) || state.labels.count(name) || name == "WARP_SZ") return;
-    if (state.suppressNames || suppressSymbols_ || !state.reportedNames.insert(name).second) return;
+    // A vector component of a register named without `%` (`input.x`).
+    if (std::string base = baseName(name); base != name && lookup(base, state)) return;
+    // `missing.x`: the component is fine, the name before it is what is missing.
+    std::string base = baseName(name);
+    if (unread(name) || unread(base) || !state.reportedNames.insert(base).second) return;
     if (calleePosition_) {
       std::string hint = symbolHint(name, state);
       if (hint.rfind("did you mean", 0) != 0)
@@ -720,8 +852,8 @@ private:
       error("undeclared-symbol", loc, "call target `" + name + "` is not a declared function", hint);
       return;
     }
-    error("undeclared-symbol", loc, "`" + name + "` is not declared (no variable, parameter or function of that name)",
-          symbolHint(name, state));
+    error("undeclared-symbol", loc, "`" + base + "` is not declared (no variable, parameter or function of that name)",
+          symbolHint(base, state));
   }
 
   std::string symbolHint(const std::string &name, const FunctionState &state) const {
@@ -765,6 +897,12 @@ private:
         hint = "`" + m.prefix + "<" + std::to_string(*existing->rangeCount) + ">` declares " + m.prefix + "0.." +
                m.prefix + std::to_string(*existing->rangeCount - 1) + "; raise the count: `.reg ." + existing->type +
                " " + m.prefix + "<" + std::to_string(maxIndex[m.prefix] + 1) + ">;`";
+      } else if (const VariableDecl *single = singleWithPrefix(m.prefix, state)) {
+        // `.reg .b32 %r4;` declares %r4 alone, not %r0..%r4.
+        hint = "`.reg ." + single->type + " " + single->name + ";` on line " + std::to_string(single->loc.line) +
+               " declares the one register " + single->name + "; for " + m.prefix + "0.." + m.prefix +
+               std::to_string(maxIndex[m.prefix]) + " write `.reg ." + single->type + " " + m.prefix + "<" +
+               std::to_string(maxIndex[m.prefix] + 1) + ">;`";
       } else {
         hint = "declare it: `.reg ." + type + " " + m.prefix + "<" + std::to_string(maxIndex[m.prefix] + 1) + ">;`";
       }
@@ -780,18 +918,31 @@ private:
   const VariableDecl *existingRange(const std::string &prefix, FunctionState &state) const {
     if (!state.rangesIndexed) {
       state.rangesIndexed = true;
-      indexRanges(state.function->body, state.bodyRanges);
+      indexRanges(state.function->body, state.bodyRanges, state.bodySingles);
     }
     auto it = state.bodyRanges.find(prefix);
     return it == state.bodyRanges.end() ? nullptr : it->second;
   }
 
+  /// Indexes `prefix<N>` ranges by prefix, and single registers that look
+  /// like a range's member (`.reg .b32 %r4;`) by their prefix (`%r`).
   static void indexRanges(const std::vector<Statement> &body,
-                          std::unordered_map<std::string, const VariableDecl *> &ranges) {
+                          std::unordered_map<std::string, const VariableDecl *> &ranges,
+                          std::unordered_map<std::string, const VariableDecl *> &singles) {
     for (const Statement &s : body) {
-      if (s.kind == Statement::Kind::Variable && s.variable.rangeCount) ranges.emplace(s.variable.name, &s.variable);
-      if (s.kind == Statement::Kind::Block) indexRanges(s.block.statements, ranges);
+      if (s.kind == Statement::Kind::Variable && s.variable.space == StateSpace::Reg) {
+        if (s.variable.rangeCount) ranges.emplace(s.variable.name, &s.variable);
+        else if (auto [prefix, index] = splitRegister(s.variable.name); index >= 0) singles.emplace(prefix, &s.variable);
+      }
+      if (s.kind == Statement::Kind::Block) indexRanges(s.block.statements, ranges, singles);
     }
+  }
+
+  /// A single register declared with the prefix (`%r4` for `%r`), when no range is.
+  const VariableDecl *singleWithPrefix(const std::string &prefix, FunctionState &state) const {
+    existingRange(prefix, state); // indexes the body once
+    auto it = state.bodySingles.find(prefix);
+    return it == state.bodySingles.end() ? nullptr : it->second;
   }
 
   // --- instructions -------------------------------------------------------
@@ -818,9 +969,15 @@ private:
       error("unknown-instruction", in.loc, "unknown instruction `" + shown + "`", hint);
     } else if (auto problem = checkModifiers(*match, in.modifiers)) {
       reportModifierProblem(in, *match, *problem);
+    } else if (auto form = match->entry->name == "cvt" ? checkConversion(in.modifiers) : std::nullopt) {
+      // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding).
+      SourceLoc loc = form->modifierIndex < in.modifierLocs.size() ? in.modifierLocs[form->modifierIndex] : in.loc;
+      error("invalid-instruction-type", loc, form->message, form->hint);
     } else {
       typesOk = true;
       checkArch(in, *match);
+      checkWarpSync(in, *match);
+      checkVectorAccess(in, *match);
       checkOperandCount(in, *match);
       expects = operandExpectations(in, *match);
     }
@@ -859,8 +1016,19 @@ private:
   }
 
   void checkLabel(const std::string &name, SourceLoc loc, FunctionState &state) {
-    if (state.labels.count(name) || state.suppressNames) return;
+    // A truncated body may define the label in the part that is missing.
+    for (const auto &scope : state.labelScopes)
+      if (scope.count(name)) return;
+    if (unread(name) || !state.function->closeLoc.line) return;
     if (!state.reportedNames.insert(name).second) return;
+    auto elsewhere = state.labelLines.find(name);
+    if (elsewhere != state.labelLines.end()) {
+      error("undefined-label", loc,
+            "label `" + name + "` (line " + std::to_string(elsewhere->second) +
+                ") is inside a `{ }` block that does not enclose this branch; a label is seen only in its own block",
+            "move the label out of its block, or the branch into it");
+      return;
+    }
     error("undefined-label", loc, "label `" + name + "` is not defined in `" + state.function->name + "`",
           labelHint(name, state));
   }
@@ -986,6 +1154,19 @@ private:
 
   void checkAddressRegister(const Operand &operand, const Instruction &in, FunctionState &state) {
     std::optional<TypeInfo> reg = registerType(operand.name, state);
+    if (reg && reg->bits == 32 && reg->typeClass != TypeClass::Float && !mismatchReported_ &&
+        holds64BitAddress(in)) {
+      // ptxas 13 has no 32-bit addressing: "32-Bit compilation is no longer supported".
+      mismatchReported_ = true;
+      const VariableDecl *decl = lookup(baseName(operand.name), state);
+      std::string space = hasModifier(in, "global") ? "`.global`" : "generic";
+      error("register-type-mismatch", operand.loc,
+            "register `" + operand.name + "` is declared `." + (decl ? decl->type : std::string("?")) +
+                "`, but " + space + " addresses are 64-bit: `" + dotted(in) + "` needs a 64-bit address register",
+            "widen the offset and add it to a 64-bit pointer: `mul.wide.u32 %rd2, " + operand.name +
+                ", 4;` then `add.s64 %rd3, %rd1, %rd2;` (32-bit registers address only .shared and .local)");
+      return;
+    }
     if (!reg || (reg->typeClass != TypeClass::Float && reg->typeClass != TypeClass::Pred) || mismatchReported_) return;
     mismatchReported_ = true;
     const VariableDecl *decl = lookup(baseName(operand.name), state);
@@ -1032,12 +1213,17 @@ private:
           return type;
         };
         std::string cvtDst = cvtType(expect.typeName), cvtSrc = cvtType(declared);
-        if (typeInfo(cvtSrc) && cvtSrc != "pred" && cvtDst != "pred")
-          hint += ", or convert the value first with `cvt" +
-                  std::string(expect.type.typeClass == TypeClass::Float && reg->typeClass != TypeClass::Float ? ".rn"
-                              : expect.type.typeClass != TypeClass::Float && reg->typeClass == TypeClass::Float ? ".rzi"
-                                                                                                               : "") +
-                  "." + cvtDst + "." + cvtSrc + "`";
+        if (typeInfo(cvtSrc) && cvtSrc != "pred" && cvtDst != "pred") {
+          // The form cvt takes for this pair: no rounding, `.rn` (to a float) or `.rzi` (to an integer).
+          for (const char *rounding : {"", "rn", "rzi"}) {
+            std::vector<std::string> form = {cvtDst, cvtSrc};
+            if (*rounding) form.insert(form.begin(), rounding);
+            if (checkConversion(form)) continue;
+            hint += ", or convert the value first with `cvt" + std::string(*rounding ? "." : "") + rounding + "." +
+                    cvtDst + "." + cvtSrc + "`";
+            break;
+          }
+        }
       }
     }
     (void)state;
@@ -1077,17 +1263,22 @@ private:
   }
 
   void checkArch(const Instruction &in, const OpcodeMatch &match) {
+    for (const Requirement &req : instructionRequirements(match, in.modifiers)) checkGate(in.loc, req, match.entry->name);
+  }
+
+  /// Reports `req` when the module's target or version does not meet it; once
+  /// per feature family and gate (`cp.async` + commit/wait_group is one finding).
+  void checkGate(SourceLoc loc, const Requirement &req, const std::string &entryName) {
     if (!module_.hasTarget) return;
-    for (const Requirement &req : instructionRequirements(match, in.modifiers)) {
+    {
       const ArchGate &g = req.gate;
       bool smFails = g.sm && targetSm_ && targetSm_ < g.sm;
-      bool archFails = g.archSpecific && targetSm_ && !archSpecific_;
+      bool archFails = !smFails && !targetMeetsGate(g, targetSm_, targetArch_, targetFamily_);
       bool ptxFails = g.ptx && version_ && version_ < g.ptx;
-      if (!smFails && !archFails && !ptxFails) continue;
-      // Once per family and gate: `cp.async` + commit/wait_group is one finding.
-      std::string family = match.entry->name.substr(0, match.entry->name.find('.'));
-      std::string key = req.feature.rfind("`.", 0) == 0 ? req.feature : family;
-      if (!reportedFeatures_.insert(key + "@" + gateTargetName(g) + gatePtxName(g)).second) continue;
+      if (!smFails && !archFails && !ptxFails) return;
+      std::string family = entryName.substr(0, entryName.find('.'));
+      std::string key = req.feature.rfind("`.", 0) == 0 || family.empty() ? req.feature : family;
+      if (!reportedFeatures_.insert(key + "@" + gateTargetName(g) + gatePtxName(g)).second) return;
       std::string needs;
       std::vector<std::string> fixes;
       if (smFails || archFails) {
@@ -1106,10 +1297,70 @@ private:
       std::string modifier;
       size_t tick = req.feature.find("`.");
       if (tick == 0) modifier = req.feature.substr(2, req.feature.find('`', 2) - 2);
-      std::string alternative = featureAlternative(match.entry->name, modifier);
+      std::string alternative = featureAlternative(entryName, modifier);
       if (!alternative.empty()) hint += ", " + alternative;
-      error("arch-feature", in.loc, req.feature + " requires " + needs + " (" + has + ")", hint);
+      error("arch-feature", loc, req.feature + " requires " + needs + " (" + has + ")", hint);
     }
+  }
+
+  /// `vote` and `shfl` without `.sync` left the ISA for sm_70 and later
+  /// (independent thread scheduling) from PTX ISA 6.4 on.
+  void checkWarpSync(const Instruction &in, const OpcodeMatch &match) {
+    const std::string &op = match.entry->name;
+    if ((op != "vote" && op != "shfl") || hasModifier(in, "sync") || targetSm_ < 70 || version_ < 64) return;
+    if (!reportedFeatures_.insert(op + " without .sync").second) return;
+    std::string example = op == "vote" ? "vote.sync.ballot.b32 %r1, %p1, 0xffffffff;"
+                                       : "shfl.sync.bfly.b32 %r1, %r2, 1, 0x1f, 0xffffffff;";
+    error("arch-feature", in.loc,
+          "`" + op + "` without `.sync` is not supported on sm_70 and later from PTX ISA 6.4 (module targets " +
+              targetName_ + " with `.version " + std::to_string(version_ / 10) + "." + std::to_string(version_ % 10) +
+              "`)",
+          "write `" + op + ".sync` with a member mask as the last operand, e.g. `" + example + "`");
+  }
+
+  /// Loads and stores move at most 128 bits, or 256 (`.v8` of 32-bit or `.v4`
+  /// of 64-bit values) from `.global` on sm_100 with PTX ISA 8.8.
+  void checkVectorAccess(const Instruction &in, const OpcodeMatch &match) {
+    const std::string &op = match.entry->name;
+    if (op != "ld" && op != "st" && op != "ldu") return;
+    uint32_t width = hasModifier(in, "v8") ? 8 : hasModifier(in, "v4") ? 4 : hasModifier(in, "v2") ? 2 : 1;
+    uint32_t bits = 0;
+    for (size_t i = match.consumed; i < in.modifiers.size(); ++i)
+      if (std::optional<TypeInfo> t = typeInfo(in.modifiers[i])) bits = t->bits;
+    if (width == 1 || width * bits <= 128) return;
+    bool wide256 = width * bits == 256 && bits >= 32 && bits <= 64;
+    if (!wide256) {
+      error("invalid-instruction-type", in.loc,
+            "`" + dotted(in) + "` moves " + std::to_string(width * bits) + " bits; a vector access moves at most 128 "
+                                                                               "(256 from .global on sm_100)",
+            "split it into accesses of 128 bits (`.v4.b32`, `.v2.b64`)");
+      return;
+    }
+    bool global = hasModifier(in, "global");
+    if (!global) {
+      error("invalid-instruction-type", in.loc,
+            "`" + dotted(in) + "` moves 256 bits, which only `.global` accesses can",
+            "split it into two 128-bit accesses (or use `" + op + ".global` where the data is global)");
+      return;
+    }
+    ArchGate gate;
+    gate.sm = 100;
+    gate.ptx = 88;
+    checkGate(in.loc, Requirement{gate, "256-bit `" + op + "`"}, "");
+  }
+
+  /// Memory instructions whose address is `.global` or generic (no state
+  /// space), which is 64-bit: `ld`, `st`, `atom`, `red`, `prefetch`.
+  static bool holds64BitAddress(const Instruction &in) {
+    static const std::unordered_set<std::string> memory = {"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"};
+    if (!memory.count(in.opcode)) return false;
+    for (const std::string &m : in.modifiers) {
+      std::string_view space = m;
+      if (space == "shared" || space.rfind("shared::", 0) == 0 || space == "local" || space == "const" ||
+          space == "param" || space.rfind("param::", 0) == 0 || space == "tensormap")
+        return false;
+    }
+    return true;
   }
 
   void checkOperandCount(const Instruction &in, const OpcodeMatch &match) {
@@ -1182,12 +1433,14 @@ private:
   const Module &module_;
   LintOptions options_;
   std::vector<uint32_t> syntaxLines_;
+  /// Names in statements the parser could not read (ParseResult::unreadNames).
+  const std::set<std::string> *unreadNames_ = nullptr;
   std::vector<Diagnostic> diagnostics_;
   uint32_t version_ = 0;
   uint32_t targetSm_ = 0;
-  bool archSpecific_ = false;
+  bool targetArch_ = false;   ///< the highest target has the `a` suffix
+  bool targetFamily_ = false; ///< ... or the `f` suffix
   std::string targetName_;
-  bool suppressSymbols_ = false;
   bool mismatchReported_ = false;
   bool sregReported_ = false;
   bool calleePosition_ = false;
@@ -1215,7 +1468,8 @@ std::vector<Diagnostic> lintParsed(const ParseResult &parsed, const LintOptions 
   std::vector<uint32_t> syntaxLines;
   for (const Diagnostic &d : parsed.diagnostics) syntaxLines.push_back(d.line ? d.line : UINT32_MAX);
   std::vector<Diagnostic> diagnostics = parsed.diagnostics;
-  std::vector<Diagnostic> lintDiagnostics = Linter(parsed.module, options, std::move(syntaxLines)).run();
+  std::vector<Diagnostic> lintDiagnostics =
+      Linter(parsed.module, options, std::move(syntaxLines), &parsed.unreadNames).run();
   diagnostics.insert(diagnostics.end(), std::make_move_iterator(lintDiagnostics.begin()),
                      std::make_move_iterator(lintDiagnostics.end()));
   sortByLocation(diagnostics);

@@ -113,6 +113,7 @@ public:
         parseTopLevel(result.module);
       } catch (const SyntaxError &) {
         recoverTopLevel();
+        recordUnreadNames(before, pos_);
       }
       if (pos_ == before) ++pos_; // always make progress
     }
@@ -242,6 +243,19 @@ private:
       if (t.firstOnLine && t.line > errorLine) return;
       next();
     }
+  }
+
+  /// Keeps the names of a statement that failed to parse (tokens [begin,
+  /// end)) when it could have declared one: a declaration, a directive, a
+  /// label, anything at module level. An instruction declares nothing, so the
+  /// names in a broken instruction stay checked.
+  void recordUnreadNames(size_t begin, size_t end) {
+    if (begin >= tokens_.size()) return;
+    const Token &first = tokens_[begin];
+    bool instruction = first.isPunct('@') || (first.kind == TokenKind::Identifier && !tokens_[begin + 1].isPunct(':'));
+    if (instruction && !openFunction_.empty()) return;
+    for (size_t i = begin; i < end && i < tokens_.size(); ++i)
+      if (tokens_[i].kind == TokenKind::Identifier) result_->unreadNames.emplace(tokens_[i].text);
   }
 
   /// At module level: skip to the next token that can start a top-level item
@@ -511,9 +525,14 @@ private:
     size_t colons = spaceToken.text.find("::");
     if (colons != std::string_view::npos) base.spaceQualifier = std::string(spaceToken.text.substr(colons + 2));
 
-    // Attributes and type, in any order nvcc or a person writes them.
+    // Attributes and type. `.align` and `.vN` come before the type (ptxas
+    // fails to parse `.reg .b32 .v2 %v`); `.ptr` attributes follow it.
     while (peek().kind == TokenKind::DotName) {
       std::string_view name = peek().text.substr(1);
+      if ((name == "align" || name == "v2" || name == "v4" || name == "v8") && !base.type.empty())
+        report(peek(), "'." + std::string(name) + "' must come before the type in a declaration",
+               "write ." + std::string(stateSpaceName(base.space)) + " " +
+                   (name == "align" ? std::string(".align N") : "." + std::string(name)) + " ." + base.type + " ...");
       if (name == "align") {
         next();
         base.align = expectSmallInteger("an alignment");
@@ -639,7 +658,9 @@ private:
     function.nameLoc = locOf(name);
     if (peek().isPunct('(')) function.params = parseParamList();
 
-    while (peek().kind == TokenKind::DotName) {
+    // Tuning directives; a directive that begins a module-level item ends an
+    // old-style prototype that has no `;` (see startsModuleItem).
+    while (peek().kind == TokenKind::DotName && !startsModuleItem(peek())) {
       const Token &directive = next();
       TuningDirective tuning;
       tuning.loc = locOf(directive);
@@ -659,6 +680,10 @@ private:
     }
 
     if (acceptPunct(';')) return; // declaration only
+    // nvopencc (CUDA 2.x-4.x) wrote prototypes without the closing `;`, one
+    // per line, before the bodies: `.visible .func (.param .s32 r) f (.param
+    // .s32 a)` followed directly by the next item. ptxas accepts them.
+    if (peek().firstOnLine && startsModuleItem(peek())) return;
     const Token &open = peek();
     if (!open.isPunct('{'))
       fail(open, "expected '{' to open the body of '" + function.name + "' or ';' for a declaration, found " +
@@ -696,6 +721,7 @@ private:
         parseStatement(statements, nested);
       } catch (const SyntaxError &) {
         recoverStatement(std::max(line, lastErrorLine_));
+        recordUnreadNames(before, pos_);
       }
       if (pos_ == before) next();
     }
@@ -776,6 +802,17 @@ private:
     reportTruncated("");
   }
 
+  /// True at a directive that begins a module-level item (a function, a
+  /// variable or a module directive), never a function's tuning directive.
+  static bool startsModuleItem(const Token &t) {
+    if (t.kind != TokenKind::DotName) return false;
+    if (isLinkage(t) || stateSpaceFromDot(t.text)) return true;
+    for (std::string_view name : {"entry", "func", "version", "target", "address_size", "file", "loc", "section",
+                                  "alias"})
+      if (t.isDot(name)) return true;
+    return false;
+  }
+
   /// True at a token that can only begin a new module-level item.
   bool startsNextFunction() const {
     size_t look = 0;
@@ -802,6 +839,25 @@ private:
     const Token &opcode = peek();
     if (opcode.kind != TokenKind::Identifier)
       fail(opcode, "expected an instruction, found " + describe(opcode));
+    if (opcode.text[0] == '%' && instruction.guard.empty() && peek(1).kind == TokenKind::Identifier &&
+        peek(1).line == opcode.line) {
+      // `%p1 bra.uni L1;`: quote the instruction as written, from the source text.
+      size_t last = pos_ + 1;
+      while (last + 1 < tokens_.size() && tokens_[last + 1].line == opcode.line && !tokens_[last].isPunct(';')) ++last;
+      const char *begin = peek(1).text.data();
+      std::string_view written(begin, static_cast<size_t>(tokens_[last].text.data() + tokens_[last].text.size() - begin));
+      std::string rest;
+      for (char c : written) {
+        bool space = c == ' ' || c == '\t';
+        if (!space) rest += c;
+        else if (!rest.empty() && rest.back() != ' ') rest += ' ';
+      }
+      fail(opcode,
+           "register '" + std::string(opcode.text) + "' where an instruction belongs: a guard predicate is "
+                                                     "written with '@'",
+           "write `@" + std::string(opcode.text) + " " + rest + "` (or `@!" + std::string(opcode.text) +
+               "` to negate it)");
+    }
     next();
     instruction.opcode = std::string(opcode.text);
     while (peek().kind == TokenKind::DotName) {

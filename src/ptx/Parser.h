@@ -7,6 +7,8 @@
 #include "ptx/Diagnostic.h"
 
 #include <cstdint>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +34,11 @@ struct ParseResult {
   /// order, shortened by the DiagnosticLimits passed to parse. The module
   /// holds everything that could be parsed around them.
   std::vector<Diagnostic> diagnostics;
+  /// The names (registers, labels, symbols) in the statements the parser
+  /// could not read. A broken `.reg .b32 %r<5` or `L1 ;` may have meant to
+  /// declare them, so the lint does not call them undeclared: one bad line
+  /// costs one diagnostic, and the rest of the function is still checked.
+  std::set<std::string> unreadNames;
 };
 
 /// Parses a PTX module. Never throws on bad input; never crashes on truncated

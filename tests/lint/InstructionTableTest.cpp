@@ -134,3 +134,42 @@ TEST(InstructionTable, TypeInfo) {
 }
 
 } // namespace
+
+TEST(InstructionTable, ArchSpecificGatesNameTheirTargets) {
+  auto gateOf = [](const char *opcode, std::vector<std::string> modifiers) {
+    auto match = lookupInstruction(opcode, modifiers);
+    EXPECT_TRUE(match) << opcode;
+    return instructionRequirements(*match, modifiers).front().gate;
+  };
+  ArchGate wgmma = gateOf("wgmma", mods({"fence", "sync", "aligned"}));
+  EXPECT_TRUE(targetMeetsGate(wgmma, 90, true, false));
+  EXPECT_FALSE(targetMeetsGate(wgmma, 100, true, false)); // sm_100a has no wgmma
+  EXPECT_FALSE(targetMeetsGate(wgmma, 90, false, false));
+  EXPECT_EQ(gateTargetName(wgmma), "sm_90a");
+  ArchGate tcgen05 = gateOf("tcgen05", mods({"fence::before_thread_sync"}));
+  EXPECT_TRUE(targetMeetsGate(tcgen05, 103, false, true)); // sm_103f
+  EXPECT_FALSE(targetMeetsGate(tcgen05, 120, true, false));
+  EXPECT_EQ(gateTargetName(tcgen05), "sm_100a/sm_103a/sm_110a");
+  ArchGate setmaxnreg = gateOf("setmaxnreg", mods({"inc", "sync", "aligned", "u32"}));
+  EXPECT_TRUE(targetMeetsGate(setmaxnreg, 120, true, false));
+}
+
+TEST(InstructionTable, CvtRequirementsFollowTheForm) {
+  auto strictest = [](std::vector<std::string> modifiers) {
+    ArchGate gate;
+    auto match = lookupInstruction("cvt", modifiers);
+    EXPECT_TRUE(match);
+    for (const Requirement &r : instructionRequirements(*match, modifiers)) {
+      gate.sm = std::max(gate.sm, r.gate.sm);
+      gate.ptx = std::max(gate.ptx, r.gate.ptx);
+    }
+    return gate;
+  };
+  EXPECT_EQ(strictest(mods({"rn", "bf16", "f32"})).sm, 80u);
+  EXPECT_EQ(strictest(mods({"rn", "bf16", "f16"})).sm, 90u);
+  EXPECT_EQ(strictest(mods({"f32", "bf16"})).ptx, 71u);
+  EXPECT_EQ(strictest(mods({"rna", "tf32", "f32"})).sm, 80u);
+  EXPECT_EQ(strictest(mods({"rn", "tf32", "f32"})).sm, 90u);
+  EXPECT_EQ(strictest(mods({"rn", "satfinite", "e4m3x2", "f32"})).sm, 89u);
+  EXPECT_EQ(strictest(mods({"rn", "f16", "f32"})).sm, 0u);
+}

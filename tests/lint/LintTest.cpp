@@ -382,3 +382,71 @@ TEST(Lint, DiagnosticsAreSortedByLocation) {
 }
 
 } // namespace
+
+namespace {
+
+std::vector<std::string> codesOf(const std::vector<Diagnostic> &diagnostics) {
+  std::vector<std::string> codes;
+  for (const Diagnostic &d : diagnostics) codes.push_back(d.code);
+  return codes;
+}
+
+} // namespace
+
+TEST(Lint, SyntaxErrorLeavesTheRestOfTheFunctionChecked) {
+  auto d = lintSource(kernel("\tadd.s32 \t%%r1, %r2, %r3;\n\tmul.lo.s32 \t%r1, %r9, 2;"));
+  EXPECT_EQ(codesOf(d), (std::vector<std::string>{"syntax", "undeclared-register"})) << render(d, "");
+}
+
+TEST(Lint, BrokenDeclarationDoesNotCascade) {
+  // `.reg .b32 %q<4` lost its `>`: its registers are not reported as undeclared.
+  auto d = lintSource(kernel("\t.reg .b32 \t%q<4;\n\tmov.u32 \t%q1, 1;\n\tmov.u32 \t%x1, 1;"));
+  EXPECT_EQ(codesOf(d), (std::vector<std::string>{"syntax", "undeclared-register"})) << render(d, "");
+}
+
+TEST(Lint, LabelsAreScopedToTheirBlock) {
+  auto clean = lintSource(kernel("\t{\n\tL1:\n\t@%p1 bra \tL1;\n\t}\n\t{\n\tL1:\n\t@%p1 bra \tL1;\n\t}"));
+  EXPECT_FALSE(hasErrors(clean)) << render(clean, "");
+  auto into = lintSource(kernel("\t@%p1 bra \tL1;\n\t{\n\tL1:\n\tret;\n\t}"));
+  EXPECT_EQ(codesOf(into), (std::vector<std::string>{"undefined-label"}));
+  auto twice = lintSource(kernel("\t{\n\tL1:\n\tL1:\n\tret;\n\t}"));
+  EXPECT_EQ(codesOf(twice), (std::vector<std::string>{"duplicate-label"}));
+}
+
+TEST(Lint, CvtFormsFollowTheirTypes) {
+  auto missing = lintSource(kernel("\tcvt.f16.f32 \t%rs1, %f1;"));
+  ASSERT_EQ(codesOf(missing), (std::vector<std::string>{"invalid-instruction-type"}));
+  EXPECT_EQ(missing[0].hint, "did you mean `cvt.rn.f16.f32`?");
+  auto sat = lintSource(kernel("\tcvt.rn.sat.bf16.f32 \t%rs1, %f1;"));
+  ASSERT_EQ(codesOf(sat), (std::vector<std::string>{"invalid-instruction-type"}));
+  EXPECT_EQ(sat[0].hint, "did you mean `cvt.rn.satfinite.bf16.f32`?");
+  auto sm80 = lintSource(kernel("\tcvt.rn.bf16.f16 \t%rs1, %rs2;", "sm_80"));
+  EXPECT_EQ(codesOf(sm80), (std::vector<std::string>{"arch-feature"}));
+  EXPECT_FALSE(hasErrors(lintSource(kernel("\tcvt.rn.bf16.f16 \t%rs1, %rs2;\n\tcvt.rzi.s32.f32 \t%r1, %f1;"))));
+}
+
+TEST(Lint, ModuleDirectivesPtxasRefuses) {
+  auto newer = lintSource(kernel("", "sm_90", "9.1"));
+  EXPECT_EQ(codesOf(newer), (std::vector<std::string>{"invalid-directive"}));
+  auto old = lintSource(".version 1.4\n.target sm_10\n.entry k()\n{\nexit;\n}\n");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].code, "legacy-ptx");
+  EXPECT_EQ(old[0].severity, Severity::Warning);
+  EXPECT_EQ(old[0].line, 1u);
+}
+
+TEST(Lint, ArchSpecificFeaturesDoNotCarryForward) {
+  EXPECT_FALSE(hasErrors(lintSource(kernel("\twgmma.fence.sync.aligned;", "sm_90a", "8.0"))));
+  EXPECT_EQ(codesOf(lintSource(kernel("\twgmma.fence.sync.aligned;", "sm_100a", "8.6"))),
+            (std::vector<std::string>{"arch-feature"}));
+  EXPECT_FALSE(hasErrors(lintSource(kernel("\tsetmaxnreg.inc.sync.aligned.u32 \t240;", "sm_120a", "8.7"))));
+}
+
+TEST(Lint, EveryDiagnosticHasALocation) {
+  for (const char *source : {"", "// nothing\n", ".entry k() { ret; }", ".version 9.9\n.target sm_90\n"}) {
+    for (const Diagnostic &d : lintSource(source)) {
+      EXPECT_GT(d.line, 0u) << source << ": " << d.message;
+      EXPECT_GT(d.column, 0u) << source << ": " << d.message;
+    }
+  }
+}

@@ -238,3 +238,45 @@ TEST(Parser, VideoSelectorsAndNegatedSources) {
   EXPECT_EQ(vmad.operands[1].name, "%r2.b0");
   EXPECT_EQ(parseInstruction("add.s32 %r1, %r2, -4;").operands[2].intValue, -4);
 }
+
+TEST(Parser, OldStylePrototypesWithoutSemicolon) {
+  // nvopencc's prototypes: no `;`, the next item on the next line.
+  ParseResult result = parse(std::string(kHeader) +
+                             ".visible .func (.param .s32 r) f (.param .s32 a)\n"
+                             ".visible .func g ()\n"
+                             ".file 1 \"a.cu\"\n"
+                             ".visible .func (.param .s32 r) f (.param .s32 a)\n{\nret;\n}\n");
+  ASSERT_TRUE(result.diagnostics.empty()) << result.diagnostics.front().message;
+  ASSERT_EQ(result.module.items.size(), 4u);
+  EXPECT_EQ(result.module.items[0].function.name, "f");
+  EXPECT_FALSE(result.module.items[0].function.hasBody);
+  EXPECT_TRUE(result.module.items[0].function.tuning.empty()); // `.visible .func` is not a tuning directive
+  EXPECT_EQ(result.module.items[1].function.name, "g");
+  EXPECT_TRUE(result.module.items[3].function.hasBody);
+}
+
+TEST(Parser, VectorWidthAfterTypeIsASyntaxError) {
+  std::vector<Diagnostic> diagnostics;
+  std::vector<Statement> body = parseBody(".reg .b32 .v2 %v;\n.reg .v2 .b32 %w;", &diagnostics);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].line, 6u);
+  EXPECT_NE(diagnostics[0].message.find("'.v2' must come before the type"), std::string::npos);
+  ASSERT_EQ(body.size(), 2u); // the declaration is kept
+  EXPECT_EQ(body[0].variable.vectorWidth, 2u);
+}
+
+TEST(ParserRecovery, BarePredicateGetsItsOwnMessage) {
+  std::vector<Diagnostic> diagnostics;
+  parseBody("%p1 bra.uni \tDONE;\nDONE:\nret;", &diagnostics);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_NE(diagnostics[0].message.find("guard predicate is written with '@'"), std::string::npos);
+  EXPECT_EQ(diagnostics[0].hint, "write `@%p1 bra.uni DONE;` (or `@!%p1` to negate it)");
+}
+
+TEST(ParserRecovery, UnreadNamesComeFromBrokenDeclarationsNotInstructions) {
+  ParseResult result = parse(std::string(kHeader) +
+                             ".visible .entry k()\n{\n.reg .b32 %r<4 ;\nadd.s32 %q1, %q2 %q3;\nret;\n}\n");
+  ASSERT_EQ(result.diagnostics.size(), 2u);
+  EXPECT_TRUE(result.unreadNames.count("%r"));   // the broken `.reg` may have declared %r0..
+  EXPECT_FALSE(result.unreadNames.count("%q2")); // a broken instruction declares nothing
+}
