@@ -1,22 +1,57 @@
 // The eval runner (Eval.h): one solve run per task, linked to the eval in the
-// store; metrics are always computed from the store's runs.
+// store; metrics are always computed from the store's runs. The tasks run on
+// a few threads at once and share one pool of model requests and one gate.
 #include "eval/Eval.h"
 
 #include "support/Sha256.h"
+#include "solve/RequestLimit.h"
 #include "solve/Solve.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace ptxforge::eval {
+
+Result<Shard> parseShard(std::string_view text) {
+  auto bad = [&](const std::string &why) {
+    return makeError(ErrorKind::InvalidInput, "--shard: '" + std::string(text) + "': " + why);
+  };
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return bad("give I/N, shard I of N (1 <= I <= N)");
+  auto number = [](std::string_view digits, int &value) {
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+  };
+  Shard shard;
+  if (!number(text.substr(0, slash), shard.index) || !number(text.substr(slash + 1), shard.count))
+    return bad("give I/N, shard I of N (1 <= I <= N)");
+  if (shard.count < 1 || shard.count > 100'000) return bad("N must be between 1 and 100000");
+  if (shard.index < 1 || shard.index > shard.count) return bad("I must be between 1 and N (shards count from 1)");
+  return shard;
+}
+
+std::string shardName(const Shard &shard) { return fmt::format("{}/{}", shard.index, shard.count); }
+
+std::vector<int> shardSlots(const Shard &shard, int taskPosition, int samples) {
+  std::vector<int> slots;
+  for (int slot = 0; slot < samples; ++slot) {
+    int64_t pair = int64_t{taskPosition} * samples + slot;
+    if (pair % shard.count == shard.index - 1) slots.push_back(slot);
+  }
+  return slots;
+}
 
 nlohmann::json optionsToJson(const EvalOptions &options) {
   std::vector<std::string> strategies;
   for (prompt::Strategy s : options.strategies) strategies.push_back(prompt::strategyName(s));
-  return {{"suite", options.suite},
+  nlohmann::json json = {{"suite", options.suite},
           {"samples", options.samples},
           {"ks", options.ks},
           {"rounds", options.rounds},
@@ -32,6 +67,9 @@ nlohmann::json optionsToJson(const EvalOptions &options) {
           {"timing_rounds", options.timingRounds},
           {"launch_timeout_ms", options.launchTimeoutMs},
           {"no_sass", options.noSass}};
+  // Only a shard has it: an unsharded eval's parameters stay as they were.
+  if (options.shard) json["shard"] = {{"index", options.shard->index}, {"count", options.shard->count}};
+  return json;
 }
 
 Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
@@ -59,6 +97,8 @@ Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
     options.timingRounds = json.at("timing_rounds").get<int>();
     options.launchTimeoutMs = json.at("launch_timeout_ms").get<uint32_t>();
     options.noSass = json.value("no_sass", false); // evals recorded before --no-sass existed had SASS
+    if (json.contains("shard") && !json.at("shard").is_null())
+      options.shard = Shard{json.at("shard").at("index").get<int>(), json.at("shard").at("count").get<int>()};
     return options;
   } catch (const nlohmann::json::exception &error) {
     return makeError(ErrorKind::InvalidInput, std::string("eval parameters: ") + error.what());
@@ -133,7 +173,11 @@ std::vector<TaskNotRun> notRunOf(const store::EvalRecord &record, const std::vec
     // A run linked since (a resume) speaks for itself.
     if (std::any_of(runs.begin(), runs.end(), [&](const store::EvalRun &run) { return run.task == task; })) continue;
     int level = entry.contains("level") && entry["level"].is_number_integer() ? entry["level"].get<int>() : 0;
-    notRun.push_back({task, level});
+    std::vector<int> slots;
+    if (entry.contains("slots") && entry["slots"].is_array())
+      for (const nlohmann::json &slot : entry["slots"])
+        if (slot.is_number_integer()) slots.push_back(slot.get<int>());
+    notRun.push_back({task, level, std::move(slots)});
   }
   return notRun;
 }
@@ -206,6 +250,29 @@ Result<nlohmann::json> evalDocument(store::Store &store, int64_t evalId) {
   return documentOf(*record, status, toJson(*metrics));
 }
 
+namespace {
+
+/// One task's share of the eval for this process.
+struct TaskJob {
+  const tasks::TaskSpec *task = nullptr;
+  int position = 0;                  ///< its place among the eval's tasks
+  std::optional<int64_t> resumeRun;  ///< its run, when a resume continues it
+  std::vector<int> slots;            ///< its samples in this shard; empty: all
+  int samples = 0;                   ///< how many samples that is
+};
+
+/// How many tasks run at once: with -j 1 one (requests one at a time, tasks
+/// in suite order); otherwise enough slot threads for about twice the
+/// requests allowed in flight, so that while some slots wait for the gate
+/// (or for their round's last answer) others keep the pool full.
+int tasksAtOnce(int concurrency, int threadsPerTask, size_t jobs) {
+  if (concurrency <= 1 || jobs <= 1) return 1;
+  int wanted = (2 * concurrency + threadsPerTask - 1) / threadsPerTask;
+  return std::clamp(wanted, 1, static_cast<int>(jobs));
+}
+
+} // namespace
+
 Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, std::optional<int64_t> resumeEvalId) {
   EvalOptions options = requested;
   int64_t evalId = 0;
@@ -215,7 +282,13 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     if (!record) return record.error();
     Result<EvalOptions> recorded = optionsFromJson(record->parameters);
     if (!recorded) return recorded.error();
+    if (requested.shard && requested.shard != recorded->shard)
+      return makeError(ErrorKind::InvalidInput,
+                       fmt::format("eval {} is {}; --shard {} cannot change that", *resumeEvalId,
+                                   recorded->shard ? "shard " + shardName(*recorded->shard) : "not a shard",
+                                   shardName(*requested.shard)));
     options = std::move(recorded.value());
+    options.concurrency = requested.concurrency; // this process's, not the eval's
     evalId = *resumeEvalId;
     Result<std::vector<store::EvalRun>> runs = context.store.evalRuns(evalId);
     if (!runs) return runs.error();
@@ -223,6 +296,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
   }
   options.samples = std::max(1, options.samples);
   options.rounds = std::max(1, options.rounds);
+  options.concurrency = std::max(1, options.concurrency);
   std::sort(options.ks.begin(), options.ks.end());
   options.ks.erase(std::unique(options.ks.begin(), options.ks.end()), options.ks.end());
   for (int k : options.ks)
@@ -272,26 +346,76 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
   metricsOptions.samples = options.samples;
   metricsOptions.rounds = options.rounds;
 
+  std::mutex mutex; // errors, notRun, pending and the progress callback
+  auto say = [&](const std::string &line) {
+    if (!context.onProgress) return;
+    std::lock_guard lock(mutex);
+    context.onProgress(line);
+  };
   nlohmann::json errors = nlohmann::json::array();
   nlohmann::json notRun = nlohmann::json::array();
   bool pending = false;
-  int position = 0;
-  for (const tasks::TaskSpec *task : *selected) {
-    int index = position++;
-    std::optional<int64_t> resumeRun;
-    if (auto found = existingRuns.find(task->name); found != existingRuns.end()) {
-      Result<bool> complete = runIsComplete(context.store, found->second, task->level, metricsOptions);
-      if (!complete) return complete.error();
-      if (*complete) continue;
-      resumeRun = found->second;
+  auto notRunEntry = [&](const TaskJob &job, const std::string &reason) {
+    nlohmann::json entry = {{"task", job.task->name}, {"level", job.task->level}, {"reason", reason}};
+    if (options.shard) entry["slots"] = job.slots;
+    return entry;
+  };
+
+  // What this process has to do, task by task: a shard's share, and of that
+  // what a resume has not finished yet.
+  std::vector<TaskJob> jobs;
+  int totalSamples = 0, samplesDone = 0;
+  for (size_t position = 0; position < selected->size(); ++position) {
+    TaskJob job;
+    job.task = (*selected)[position];
+    job.position = static_cast<int>(position);
+    if (options.shard) {
+      job.slots = shardSlots(*options.shard, job.position, options.samples);
+      if (job.slots.empty()) continue; // every sample of this task is another shard's
     }
+    job.samples = options.shard ? static_cast<int>(job.slots.size()) : options.samples;
+    totalSamples += job.samples;
+    if (auto found = existingRuns.find(job.task->name); found != existingRuns.end()) {
+      Result<bool> complete = runIsComplete(context.store, found->second, job.task->level, metricsOptions);
+      if (!complete) return complete.error();
+      if (*complete) {
+        samplesDone += job.samples;
+        continue;
+      }
+      job.resumeRun = found->second;
+    }
+    jobs.push_back(std::move(job));
+  }
+
+  ProgressMeter meter(totalSamples, options.rounds, context.price);
+  meter.alreadyDone(samplesDone);
+  auto showProgress = [&](bool atEnd) {
+    if (!context.onProgress) return;
+    std::optional<std::string> line = atEnd ? meter.finalLine() : meter.lineIfDue();
+    if (line) say(*line);
+  };
+
+  // One pool of requests and one gate for every task.
+  solve::RequestLimit requests(options.concurrency);
+  std::mutex gate;
+  int largestShare = 1;
+  for (const TaskJob &job : jobs) largestShare = std::max(largestShare, job.samples);
+  const int threadsPerTask = std::min(options.concurrency, largestShare);
+  const int parallelTasks = tasksAtOnce(options.concurrency, threadsPerTask, jobs.size());
+
+  auto runTask = [&](const TaskJob &job) -> Result<void> {
+    const tasks::TaskSpec *task = job.task;
     if (context.stop.stop_requested()) {
-      if (!resumeRun) notRun.push_back({{"task", task->name}, {"level", task->level}, {"reason", "interrupted"}});
-      continue;
+      if (!job.resumeRun) {
+        std::lock_guard lock(mutex);
+        notRun.push_back(notRunEntry(job, "interrupted"));
+      }
+      return {};
     }
     solve::SolveOptions solveOptions;
     solveOptions.rounds = options.rounds;
     solveOptions.candidates = options.samples;
+    solveOptions.slots = job.slots;
     solveOptions.strategies = options.strategies;
     solveOptions.tendencies = {""}; // independent samples: no stated tendency
     solveOptions.temperatures = {options.temperature};
@@ -299,7 +423,8 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.maxTokens = options.maxTokens;
     solveOptions.seed = options.seed;
     solveOptions.stream = options.stream;
-    solveOptions.concurrency = options.concurrency;
+    // The slots of a round each get a thread; the shared pool bounds their requests.
+    solveOptions.concurrency = std::min(threadsPerTask, std::max(1, job.samples));
     solveOptions.arch = options.arch;
     solveOptions.check.shapeIndices = emulated ? task->smallShapes : std::vector<size_t>{};
     // solveOptions.check.seed stays unset: each check's seed derives from the
@@ -310,37 +435,91 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.check.benchmark = !emulated;
     solveOptions.noSass = options.noSass;
 
-    if (context.onProgress)
-      context.onProgress(fmt::format("[{}/{}] {}: {}", index + 1, selected->size(), task->name,
-                                     resumeRun ? "resuming run " + std::to_string(*resumeRun) : "starting"));
+    say(fmt::format("[{}/{}] {}: {}", job.position + 1, selected->size(), task->name,
+                    job.resumeRun ? "resuming run " + std::to_string(*job.resumeRun) : "starting"));
     solve::SolveContext solveContext{*task,          context.backend,  context.modelSpec, context.executor,
                                      context.store,  context.templates, context.provenance, {},
                                      context.stop, {}};
     solveContext.provenance["task_level"] = task->level;
     solveContext.provenance["eval"] = evalId;
     // Linked as soon as it exists: a resume after a kill finds it (and its answers).
-    solveContext.onRunCreated = [&](int64_t runId) { return context.store.linkEvalRun(evalId, index, task->name, runId); };
-    Result<solve::SolveOutcome> outcome = solve::solve(solveContext, solveOptions, resumeRun);
+    solveContext.onRunCreated = [&](int64_t runId) {
+      return context.store.linkEvalRun(evalId, job.position, task->name, runId);
+    };
+    solveContext.requests = &requests;
+    solveContext.requestPriority = job.position;
+    solveContext.gate = &gate;
+    solveContext.onAttemptDone = [&](const solve::AttemptDone &done) {
+      meter.attemptDone(job.position, done.slot, done.round, done.asked);
+      showProgress(false);
+    };
+    solveContext.onTokens = [&](int64_t promptTokens, int64_t completionTokens) {
+      meter.addTokens(promptTokens, completionTokens);
+    };
+    Result<solve::SolveOutcome> outcome = solve::solve(solveContext, solveOptions, job.resumeRun);
     if (!outcome) {
-      errors.push_back({{"task", task->name}, {"error", outcome.error().message}});
-      notRun.push_back({{"task", task->name}, {"level", task->level}, {"reason", outcome.error().message}});
-      if (context.onProgress) context.onProgress(fmt::format("  {}: not run: {}", task->name, outcome.error().message));
-      continue;
+      {
+        std::lock_guard lock(mutex);
+        errors.push_back({{"task", task->name}, {"error", outcome.error().message}});
+        notRun.push_back(notRunEntry(job, outcome.error().message));
+      }
+      say(fmt::format("  {}: not run: {}", task->name, outcome.error().message));
+      return {};
     }
-    if (Result<void> linkedRun = context.store.linkEvalRun(evalId, index, task->name, outcome->runId); !linkedRun)
+    if (Result<void> linkedRun = context.store.linkEvalRun(evalId, job.position, task->name, outcome->runId);
+        !linkedRun)
       return linkedRun.error();
     // SolveOutcome keeps its status as the name (the CLI prints it); parsed here, once.
-    if (store::parseRunStatus(outcome->status) == store::RunStatus::Pending) pending = true;
+    if (store::parseRunStatus(outcome->status) == store::RunStatus::Pending) {
+      std::lock_guard lock(mutex);
+      pending = true;
+    }
     if (context.onProgress) {
       const nlohmann::json &counts = outcome->summary.contains("counts") ? outcome->summary["counts"] : nlohmann::json();
       std::string missing;
       if (Result<store::RunData> data = context.store.load(outcome->runId))
         if (int noCompletion = taskMetrics(*data, task->level, metricsOptions).noCompletion; noCompletion > 0)
-          missing = fmt::format(" ({} of {} samples without a completion)", noCompletion, options.samples);
-      context.onProgress(fmt::format("  {}: run {} {}: {}{}", task->name, outcome->runId, outcome->status,
-                                     counts.is_object() ? counts.dump() : "{}", missing));
+          missing = fmt::format(" ({} of {} samples without a completion)", noCompletion, job.samples);
+      say(fmt::format("  {}: run {} {}: {}{}", task->name, outcome->runId, outcome->status,
+                      counts.is_object() ? counts.dump() : "{}", missing));
     }
+    return {};
+  };
+
+  // The tasks in suite order, `parallelTasks` at a time.
+  std::atomic<size_t> nextJob{0};
+  std::optional<Error> storeFailure;
+  auto worker = [&] {
+    for (size_t i = nextJob++; i < jobs.size(); i = nextJob++) {
+      if (Result<void> ran = runTask(jobs[i]); !ran) {
+        std::lock_guard lock(mutex);
+        if (!storeFailure) storeFailure = ran.error();
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (int i = 1; i < parallelTasks; ++i) threads.emplace_back(worker);
+    worker();
   }
+  if (storeFailure) return *storeFailure;
+  if (totalSamples > 0 && !jobs.empty()) showProgress(true);
+
+  // In suite order, whichever task finished first.
+  auto byPosition = [&](nlohmann::json &list) {
+    auto positionOf = [&](const nlohmann::json &entry) {
+      std::string name = entry.value("task", "");
+      for (size_t i = 0; i < selected->size(); ++i)
+        if ((*selected)[i]->name == name) return i;
+      return selected->size();
+    };
+    std::vector<nlohmann::json> entries(list.begin(), list.end());
+    std::stable_sort(entries.begin(), entries.end(),
+                     [&](const nlohmann::json &a, const nlohmann::json &b) { return positionOf(a) < positionOf(b); });
+    list = entries;
+  };
+  byPosition(errors);
+  byPosition(notRun);
 
   // Recorded first: the metrics read which tasks did not run from the record.
   nlohmann::json stored = nlohmann::json::object();
@@ -361,7 +540,10 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
   if (Result<void> updated = context.store.updateEval(evalId, status, metricsJson); !updated) return updated.error();
   Result<nlohmann::json> document = evalDocument(context.store, evalId);
   if (!document) return document.error();
-  return EvalOutcome{evalId, status, std::move(document.value())};
+  EvalOutcome outcome{evalId, status, std::move(document.value())};
+  outcome.peakRequestsInFlight = requests.peak();
+  outcome.tasksAtOnce = parallelTasks;
+  return outcome;
 }
 
 } // namespace ptxforge::eval

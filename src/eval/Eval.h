@@ -5,10 +5,16 @@
 // The runs are recorded in the store under one eval, so an eval resumes after
 // an interruption and works with the batch backend (each invocation answers
 // one round of every task). Metrics.h defines the figures; EvalReport.h
-// renders them. See docs/eval.md.
+// renders them; Merge.h merges the shards of an eval. See docs/eval.md.
+//
+// Throughput: the tasks run concurrently and share one pool of model
+// requests (`concurrency` bounds the requests in flight across the suite)
+// and one gate (one check at a time on the executor), so that the gate
+// verifies one task's answers while the model writes another's.
 #pragma once
 
 #include "eval/Metrics.h"
+#include "eval/Progress.h"
 #include "exec/Executor.h"
 #include "llm/Backend.h"
 #include "prompt/PromptBuilder.h"
@@ -27,6 +33,26 @@
 
 namespace ptxforge::eval {
 
+/// Shard `index` of `count` (1-based, as on the command line: `--shard 2/4`).
+struct Shard {
+  int index = 1;
+  int count = 1;
+  bool operator==(const Shard &) const = default;
+};
+
+/// "I/N" with 1 <= I <= N <= 100000; InvalidInput says what is wrong.
+Result<Shard> parseShard(std::string_view text);
+/// "I/N".
+std::string shardName(const Shard &shard);
+
+/// The samples (slots) of the task at `taskPosition` (its place among the
+/// eval's tasks, in suite order) that `shard` runs. The (task, sample) pairs
+/// of the eval are numbered taskPosition * samples + slot and dealt out in
+/// turn: pair u belongs to shard (u mod count) + 1. The split depends on
+/// nothing but these numbers, so every machine computes the same one, and
+/// each shard gets a share of every kind of task.
+std::vector<int> shardSlots(const Shard &shard, int taskPosition, int samples);
+
 struct EvalOptions {
   /// "core" (the whole suite), "L1", "L2", "L3", or comma-separated task names.
   std::string suite = "core";
@@ -39,12 +65,17 @@ struct EvalOptions {
   std::optional<int> maxTokens = 8192;
   uint64_t seed = 1;
   bool stream = false;
-  int concurrency = 4;             ///< model requests in flight within a task
+  /// Model requests in flight at once across the whole suite (-j). How this
+  /// process runs, not what the eval measures: a resume may use another.
+  int concurrency = 4;
   std::string arch = "sm_90";
   int trials = 3;
   int timingRounds = 10;
   uint32_t launchTimeoutMs = 10'000;
   bool noSass = false;             ///< SolveOptions::noSass for every task (--no-sass)
+  /// Run only this shard's share of the (task, sample) pairs (shardSlots);
+  /// recorded with the eval ("shard" in its parameters). None: all of them.
+  std::optional<Shard> shard;
 };
 
 nlohmann::json optionsToJson(const EvalOptions &options);
@@ -58,9 +89,12 @@ struct EvalContext {
   store::Store &store;
   const prompt::TemplateSet &templates;
   nlohmann::json provenance = nlohmann::json::object();
-  /// One line per task started and finished.
+  /// One line per task started and finished, and the progress line
+  /// (ProgressMeter) now and then; called from one thread at a time.
   std::function<void(const std::string &)> onProgress;
   std::stop_token stop;
+  /// Makes the progress line show a cost (USD) beside the tokens.
+  std::optional<TokenPrice> price = std::nullopt;
 };
 
 /// The tasks `suite` names, in suite order. InvalidInput names an unknown task
@@ -76,6 +110,8 @@ struct EvalOutcome {
   int64_t evalId = 0;
   store::EvalStatus status = store::EvalStatus::Running; ///< complete, incomplete, interrupted, infra-error, pending
   nlohmann::json document; ///< the eval document (EvalReport.h)
+  int peakRequestsInFlight = 0; ///< the most model requests this process had in flight at once
+  int tasksAtOnce = 0;          ///< how many tasks it ran concurrently (at most)
 };
 
 /// How an eval that ran to its end (neither interrupted nor waiting for batch
@@ -85,7 +121,8 @@ struct EvalOutcome {
 store::EvalStatus finishedStatus(const EvalMetrics &metrics);
 
 /// Runs (or, with resumeEvalId, resumes) an eval. A resumed eval keeps its
-/// recorded options and suite; a task whose run is done and whose samples all
+/// recorded options (except `concurrency`, this process's) and suite; a shard
+/// given with a resume must be the recorded one; a task whose run is done and whose samples all
 /// have their completions is not touched, the others are resumed (solve's
 /// replay: recorded completions and results are reused, and every request
 /// without a completion is asked again) or started. A task whose run cannot

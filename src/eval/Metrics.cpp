@@ -571,7 +571,19 @@ TaskMetrics taskMetrics(const store::RunData &run, int level, const MetricsOptio
   metrics.rounds = rounds;
   bool timed = options.timed.value_or(anyTimed(run));
 
-  for (int slot = 0; slot < slots; ++slot) {
+  // A shard's run works on some of the slots only; the others are not its samples.
+  std::vector<int> sampleSlots;
+  if (const json *listed = member(&run.run.parameters, "slots"); listed != nullptr && listed->is_array()) {
+    for (const json &slot : *listed)
+      if (slot.is_number_integer() && slot.get<int64_t>() >= 0 && slot.get<int64_t>() < slots)
+        sampleSlots.push_back(slot.get<int>());
+    std::sort(sampleSlots.begin(), sampleSlots.end());
+    sampleSlots.erase(std::unique(sampleSlots.begin(), sampleSlots.end()), sampleSlots.end());
+  } else {
+    for (int slot = 0; slot < slots; ++slot) sampleSlots.push_back(slot);
+  }
+
+  for (int slot : sampleSlots) {
     SampleOutcome sample;
     sample.slot = slot;
     // The attempt the sample's resources come from: its fastest correct one
@@ -656,6 +668,7 @@ EvalMetrics evalMetrics(const std::vector<store::RunData> &runs, const std::vect
     store::RunData none;
     none.run.task = task.task;
     none.run.id = 0;
+    if (!task.slots.empty()) none.run.parameters["slots"] = task.slots;
     MetricsOptions asked = options;
     asked.rounds = metrics.rounds;
     metrics.tasks.push_back(taskMetrics(none, task.level, asked));

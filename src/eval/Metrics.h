@@ -192,12 +192,15 @@ struct MetricsOptions {
 struct TaskNotRun {
   std::string task;
   int level = 0;
+  std::vector<int> slots = {}; ///< the samples it should have had (a shard's share); empty: all of them
 };
 
 /// The unbiased pass@k estimator; nullopt when n < k. n, c >= 0, c <= n, k >= 1.
 std::optional<double> passAtK(int n, int c, int k);
 
-/// One task's figures from its run. `level` is the task's level.
+/// One task's figures from its run. `level` is the task's level. The samples
+/// are slots 0 .. samples - 1, or, for a shard's run, the slots its recorded
+/// parameters list ("slots": the other slots belong to other shards).
 TaskMetrics taskMetrics(const store::RunData &run, int level, const MetricsOptions &options);
 
 /// Everything, from one run per task (same order as `levels`) and the tasks that did not run.

@@ -571,7 +571,7 @@ std::string reasonsText(const json *reasons) {
 }
 
 /// One sentence on what the status means for the figures; "" for a complete eval.
-std::string statusNote(const json &document) {
+std::string statusSentence(const json &document) {
   std::optional<std::string> status = stringOf(member(&document, "status"));
   if (!status || *status == "complete") return "";
   std::string missing = noCompletionSentence(document);
@@ -587,6 +587,24 @@ std::string statusNote(const json &document) {
     return "Status pending: waiting for batch results; figures are n/a until they are in. " + missing;
   if (*status == "running") return "Status running: this eval is still running, or its process ended mid-way. " + missing;
   return "Status " + *status + ". " + missing;
+}
+
+/// "1/4" when the document is a shard of an eval (`eval --shard`), else none.
+std::optional<std::string> shardOf(const json &document) {
+  const json *shard = objectOrNull(member(member(&document, "parameters"), "shard"));
+  if (shard == nullptr) return std::nullopt;
+  return text(member(shard, "index")) + "/" + text(member(shard, "count"));
+}
+
+/// What the status means for the figures and, for a shard, what a shard's
+/// figures are; "" for a complete eval that is not a shard.
+std::string statusNote(const json &document) {
+  std::string note = statusSentence(document);
+  if (std::optional<std::string> shard = shardOf(document))
+    note = "Shard " + *shard + " of an eval: these figures cover this shard's samples only, and it is not ranked on "
+           "the leaderboard; `ptxforge eval merge` joins the shards into one eval." +
+           (note.empty() ? "" : " " + note);
+  return note;
 }
 
 // ---------------------------------------------------------------------------
@@ -1176,15 +1194,17 @@ int compareDescending(std::optional<double> left, std::optional<double> right) {
 std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, const std::string &suiteVersion,
                                          bool all) {
   std::vector<Entry> entries;
-  size_t leftOut = 0, notComplete = 0;
+  size_t leftOut = 0, notComplete = 0, shards = 0;
   for (const json &document : documents) {
     if (stringOf(member(&document, "suite_version")) != suiteVersion) {
       ++leftOut;
       continue;
     }
-    bool complete = stringOf(member(&document, "status")) == "complete";
+    // A shard is part of an eval: its merge (`eval merge`) is ranked, never the shard.
+    bool shard = shardOf(document).has_value();
+    bool complete = stringOf(member(&document, "status")) == "complete" && !shard;
     if (!complete && !all) {
-      ++notComplete;
+      ++(shard ? shards : notComplete);
       continue;
     }
     const json *overall = member(member(&document, "metrics"), "overall");
@@ -1208,7 +1228,9 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
                     "\n\nComplete evals only, best first by correct@1, then fast_1, then geomean speedup; ties by "
                     "date, earlier first. correct@1, fast_p and fast_1_low are of first attempts (docs/eval.md); "
                     "\"correct@1 after R rounds\" is after the eval's rounds (R, the rounds column; n/a when R = 1).";
-  if (all) out += " Evals that are not complete follow, unranked (–): their figures leave samples out.";
+  if (all)
+    out += " Evals that are not complete follow, unranked (–): their figures leave samples out; so do the shards of "
+           "sharded evals (`eval merge` makes them one eval, which is ranked).";
   out += "\n\n";
   if (entries.empty()) {
     out += "No complete evals of this suite version.\n\n";
@@ -1222,7 +1244,9 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
       const json *parameters = member(entry.document, "parameters");
       table.rows.push_back({entry.complete ? std::to_string(++rank) : std::string("–"),
                             evalIdText(*entry.document), text(member(entry.document, "model")),
-                            text(member(entry.document, "status")), entry.createdAt.value_or(na()),
+                            text(member(entry.document, "status")) +
+                                (shardOf(*entry.document) ? " (shard " + *shardOf(*entry.document) + ")" : ""),
+                            entry.createdAt.value_or(na()),
                             text(member(parameters, "samples")), text(member(parameters, "rounds")),
                             text(member(parameters, "strategies")),
                             text(member(member(entry.document, "provenance"), "executor")), rateText(entry.correct),
@@ -1233,6 +1257,9 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
   }
   if (notComplete == 1) out += "1 eval that is not complete left out (`--all` lists it).\n";
   else if (notComplete > 1) out += fmt::format("{} evals that are not complete left out (`--all` lists them).\n", notComplete);
+  if (shards == 1) out += "1 shard of an eval left out (`eval merge` joins shards; `--all` lists it).\n";
+  else if (shards > 1)
+    out += fmt::format("{} shards of evals left out (`eval merge` joins shards; `--all` lists them).\n", shards);
   if (leftOut == 1) out += "1 eval of another suite version left out.\n";
   else if (leftOut > 1) out += fmt::format("{} evals of other suite versions left out.\n", leftOut);
   return out;

@@ -52,8 +52,9 @@ std::string compareMarkdown(const nlohmann::json &a, const nlohmann::json &b);
 /// The complete evals of one suite version, ranked best first by correct@1
 /// then fast_1 then geomean: model, status, date, samples, rounds, strategies,
 /// executor, correct@1, fast_0, fast_1, fast_1_low, correct@1 after R rounds,
-/// geomean speedup. Evals that are not complete are left out and counted in a
-/// note, or with `all` listed unranked below the ranked ones. Documents of
+/// geomean speedup. Evals that are not complete, and the shards of sharded
+/// evals (parameters.shard; their merge is ranked), are left out and counted
+/// in a note, or with `all` listed unranked below the ranked ones. Documents of
 /// another suite version than `suiteVersion` are left out (and counted).
 std::string leaderboardMarkdown(const std::vector<nlohmann::json> &documents, const std::string &suiteVersion,
                                 bool all = false);

@@ -71,6 +71,8 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
         {"launch_timeout_ms", options.check.launchTimeoutMs},
         {"lint", options.check.lint}}},
   };
+  // Only a shard's runs have it: the parameters of whole runs stay as they were.
+  if (!options.slots.empty()) json["slots"] = options.slots;
   return json;
 }
 
@@ -100,6 +102,7 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.objective = json.at("objective").get<std::string>();
     options.arch = json.at("arch").get<std::string>();
     options.noSass = json.value("no_sass", false); // runs recorded before --no-sass existed had SASS
+    if (json.contains("slots")) options.slots = json.at("slots").get<std::vector<int>>();
     const nlohmann::json &check = json.at("check");
     options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
     options.check.seed.reset();
@@ -211,6 +214,7 @@ struct Answer {
   std::string text;
   std::string error;
   int64_t promptId = 0; ///< the prompt's row, once recorded
+  bool asked = false;   ///< sent to the backend (not read back from the store)
 };
 
 class Runner {
@@ -224,10 +228,19 @@ public:
     options_.concurrency = std::max(1, options_.concurrency);
     options_.check.arch = options_.arch;
     slots_.resize(static_cast<size_t>(options_.candidates));
+    // The slots this run works on: the given ones that exist, else all.
+    for (int slot : options_.slots)
+      if (slot >= 0 && slot < options_.candidates && std::find(active_.begin(), active_.end(), slot) == active_.end())
+        active_.push_back(slot);
+    std::sort(active_.begin(), active_.end());
+    if (active_.empty())
+      for (int slot = 0; slot < options_.candidates; ++slot) active_.push_back(slot);
     nvdisasm_ = !options_.noSass && toolchain::findNvdisasm().has_value();
   }
 
   Result<void> prepareReference(nlohmann::json &referenceSummary) {
+    // Compiling is part of the gate: with a shared gate, one task at a time.
+    std::lock_guard gateLock(gateMutex());
     Result<tasks::CompiledReference> reference = tasks::compileReference(ctx_.task, options_.arch);
     if (!reference) return makeError(reference.error().kind, "the task's reference: " + reference.error().message);
     referencePtx_ = reference->ptx;
@@ -327,11 +340,11 @@ private:
   // --- one round -------------------------------------------------------------
 
   void runRound(int round) {
-    std::atomic<int> next{0};
+    std::atomic<size_t> next{0};
     auto worker = [&] {
-      for (int slot = next++; slot < options_.candidates; slot = next++) runSlot(round, slot);
+      for (size_t i = next++; i < active_.size(); i = next++) runSlot(round, active_[i]);
     };
-    int threads = std::min(options_.concurrency, options_.candidates);
+    int threads = std::min(options_.concurrency, static_cast<int>(active_.size()));
     std::vector<std::jthread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
     worker();
@@ -359,6 +372,16 @@ private:
   }
 
   void runSlot(int round, int slot) {
+    // Told when the attempt ends, by whichever path it leaves.
+    bool asked = false;
+    struct Done {
+      const SolveContext &ctx;
+      int round, slot;
+      const bool &asked;
+      ~Done() {
+        if (ctx.onAttemptDone) ctx.onAttemptDone(AttemptDone{round, slot, asked});
+      }
+    } done{ctx_, round, slot, asked};
     SlotState state;
     {
       std::lock_guard lock(mutex_);
@@ -391,6 +414,7 @@ private:
     bool skeleton = std::find(strategies.begin(), strategies.end(), prompt::Strategy::Skeleton) != strategies.end();
     if (skeleton) {
       Answer answer = ask(round, slot, "skeleton", strategies, input, temperature, seed, parent);
+      asked = asked || answer.asked;
       if (answer.status != Answer::Status::Complete) return;
       Result<prompt::ExtractedPtx> extracted = prompt::extractPtx(answer.text);
       if (extracted)
@@ -402,6 +426,7 @@ private:
     }
 
     Answer answer = ask(round, slot, kind, strategies, input, temperature, seed, parent);
+    asked = asked || answer.asked;
     if (answer.status != Answer::Status::Complete) return;
 
     prompt::Attempt attempt;
@@ -486,10 +511,22 @@ private:
       return answer;
     }
 
+    // With a pool shared across runs, the request waits for a permit; it is
+    // held while the request is in flight only (not while the answer is verified).
+    RequestLimit::Permit permit;
+    if (ctx_.requests) {
+      permit = ctx_.requests->permit(ctx_.stop, ctx_.requestPriority);
+      if (!permit) {
+        answer.status = Answer::Status::Skipped;
+        return answer;
+      }
+    }
     report(round, slot, kind, "requesting");
     llm::CallContext call;
     call.stop = ctx_.stop;
+    answer.asked = true;
     Result<llm::Completion> completion = ctx_.backend.complete(request, call);
+    permit.reset();
     store::CompletionRecord stored;
     stored.promptId = *promptId;
     if (!completion) {
@@ -514,14 +551,16 @@ private:
     stored.text = completion->text;
     if (Result<int64_t> put = ctx_.store.putCompletion(stored); !put)
       report(round, slot, kind, "store: " + put.error().message);
-    countTokens(stored.meta);
+    auto [promptTokens, completionTokens] = countTokens(stored.meta);
+    if (ctx_.onTokens) ctx_.onTokens(promptTokens, completionTokens);
     answer.status = Answer::Status::Complete;
     answer.text = completion->text;
     return answer;
   }
 
-  void countTokens(const nlohmann::json &meta) {
-    if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return;
+  /// Adds an answer's usage to the run's and returns it (prompt, completion).
+  std::pair<int64_t, int64_t> countTokens(const nlohmann::json &meta) {
+    if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return {0, 0};
     // The backends sanitize usage (llm::sanitizeUsage); a store written
     // before they did may still hold a negative or absurd count, which must
     // not open the budget: negative counts as the request's max_tokens.
@@ -532,9 +571,11 @@ private:
       if (count < 0) return options_.maxTokens.value_or(static_cast<int>(llm::kMaxPlausibleTokens));
       return std::min(count, llm::kMaxPlausibleTokens);
     };
+    int64_t promptTokens = counted("prompt_tokens"), completionTokens = counted("completion_tokens");
     std::lock_guard lock(mutex_);
-    promptTokens_ = llm::addTokenCounts(promptTokens_, counted("prompt_tokens"));
-    completionTokens_ = llm::addTokenCounts(completionTokens_, counted("completion_tokens"));
+    promptTokens_ = llm::addTokenCounts(promptTokens_, promptTokens);
+    completionTokens_ = llm::addTokenCounts(completionTokens_, completionTokens);
+    return {promptTokens, completionTokens};
   }
 
   /// Extracts, deduplicates and verifies one answer; false when the store failed.
@@ -558,7 +599,7 @@ private:
 
     // Serialized: the executor runs one candidate at a time, and two slots
     // that wrote the same kernel must not both be verified.
-    std::lock_guard verifyLock(verifyMutex_);
+    std::lock_guard verifyLock(gateMutex());
     if (Result<std::optional<store::CandidateRecord>> existing = ctx_.store.findCandidate(promptId);
         existing && existing->has_value()) {
       candidateId = (*existing)->id;
@@ -769,6 +810,10 @@ private:
   std::string stoppedBecause_;
   std::optional<double> bestBaselineMs_;
 
+  /// The gate's lock: the one the runs sharing an executor share, else this run's.
+  std::mutex &gateMutex() { return ctx_.gate ? *ctx_.gate : verifyMutex_; }
+
+  std::vector<int> active_; ///< the slots this run works on (SolveOptions::slots)
   std::mutex verifyMutex_;
   std::mutex progressMutex_;
 };
@@ -837,6 +882,10 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
   } else {
     if (options.tendencies.empty()) options.tendencies = defaultTendencies();
     if (options.temperatures.empty()) options.temperatures = defaultTemperatures();
+    // Recorded as the Runner works on them: ascending, distinct, of this run.
+    std::erase_if(options.slots, [&](int slot) { return slot < 0 || slot >= std::max(1, options.candidates); });
+    std::sort(options.slots.begin(), options.slots.end());
+    options.slots.erase(std::unique(options.slots.begin(), options.slots.end()), options.slots.end());
     store::RunRecord run;
     run.task = context.task.name;
     run.model = context.modelSpec;

@@ -20,6 +20,7 @@
 
 #include "exec/Executor.h"
 #include "llm/Backend.h"
+#include "solve/RequestLimit.h"
 #include "prompt/PromptBuilder.h"
 #include "store/Store.h"
 #include "support/Result.h"
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -65,6 +67,12 @@ struct SolveOptions {
   /// Skip nvdisasm: no SASS statistics in results and the reference summary,
   /// and duplicates are found by PTX hash only (--no-sass).
   bool noSass = false;
+  /// The slots this run works on, ascending; empty: all `candidates` of them.
+  /// An eval shard (`eval --shard I/N`) gives each task's run its share of the
+  /// samples; the others are another shard's. Seeds stay those of the whole
+  /// run (they depend on `candidates` and the slot), so a slot asks exactly
+  /// what it would have asked in the unsharded run.
+  std::vector<int> slots;
 };
 
 /// The solve options a run records (its `parameters`), and back, for resume.
@@ -84,6 +92,14 @@ struct ProgressEvent {
   std::map<std::string, int> counts; ///< verdicts of the run so far
 };
 
+/// One (round, slot) attempt finished, whatever became of it (verified, a
+/// model error, pending, skipped by a stop): for progress across runs.
+struct AttemptDone {
+  int round = 0;
+  int slot = 0;
+  bool asked = false; ///< a request went to the backend (not answered from the store)
+};
+
 /// What solve needs from outside.
 struct SolveContext {
   const tasks::TaskSpec &task;
@@ -101,6 +117,20 @@ struct SolveContext {
   /// eval links the run to itself here, so that a process killed mid-task
   /// leaves a run that the eval's resume finds). An Error ends the run as failed.
   std::function<Result<void>(int64_t runId)> onRunCreated;
+  /// Shared by several runs (an eval's tasks): each request to the backend
+  /// holds a permit while it is in flight, so that the bound spans the runs.
+  /// None: only SolveOptions::concurrency bounds this run's requests.
+  RequestLimit *requests = nullptr;
+  /// This run's place among the waiters for `requests` (lower goes first).
+  int64_t requestPriority = 0;
+  /// Shared by the runs that use one executor: one gate (reference
+  /// preparation, compile, check) at a time on it. None: the run's own lock.
+  std::mutex *gate = nullptr;
+  /// Called (from the slot's thread) when each (round, slot) attempt ends.
+  std::function<void(const AttemptDone &)> onAttemptDone = nullptr;
+  /// Called with the tokens of each answer the backend gave in this process
+  /// (not those read back from the store), as the server reported them.
+  std::function<void(int64_t promptTokens, int64_t completionTokens)> onTokens = nullptr;
 };
 
 struct SolveOutcome {

@@ -801,6 +801,96 @@ Result<RunData> Store::load(int64_t runId) {
   return data;
 }
 
+Result<std::map<int64_t, int64_t>> Store::copyAttempts(int64_t runId, const std::vector<AttemptRow> &attempts) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "copying attempts";
+  Impl::Transaction transaction(*impl_);
+  if (auto begun = transaction.begin(what, true); !begun)
+    return begun.error();
+  if (auto run = impl_->runById(runId); !run)
+    return run.error();
+  std::map<int64_t, int64_t> candidates;            // old candidate id -> new
+  std::vector<std::pair<int64_t, int64_t>> parents;  // new prompt id -> old parent candidate id
+  std::vector<std::pair<int64_t, int64_t>> duplicates; // new candidate id -> old original's id
+  for (const AttemptRow &attempt : attempts) {
+    const PromptRecord &prompt = attempt.prompt;
+    auto taken = impl_->queryOne("checking a prompt", &Impl::readPrompt,
+                                 fmt::format("SELECT {} FROM prompts WHERE run_id = ? AND round = ? AND slot = ? AND kind = ?",
+                                             kPromptColumns),
+                                 runId, prompt.round, prompt.slot, prompt.kind);
+    if (!taken)
+      return taken.error();
+    if (*taken)
+      return makeError(ErrorKind::InvalidInput,
+                       fmt::format("run {} in {} already has round {} slot {} ({})", runId, impl_->path, prompt.round,
+                                   prompt.slot, prompt.kind));
+    auto inserted = impl_->execute(
+        what,
+        "INSERT INTO prompts (run_id, round, slot, kind, strategies, tendency, temperature, parent_candidate_id, "
+        "request_hash, request) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+        runId, prompt.round, prompt.slot, prompt.kind, prompt.strategies, prompt.tendency, prompt.temperature,
+        prompt.requestHash, dumpJson(prompt.request));
+    if (!inserted)
+      return inserted.error();
+    int64_t promptId = sqlite3_last_insert_rowid(impl_->db.get());
+    if (prompt.parentCandidateId)
+      parents.emplace_back(promptId, *prompt.parentCandidateId);
+    if (attempt.completion) {
+      const CompletionRecord &completion = *attempt.completion;
+      auto stored = impl_->execute(what,
+                                   "INSERT INTO completions (prompt_id, status, text, error, meta, created_at) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)",
+                                   promptId, completion.status, completion.text, completion.error,
+                                   dumpJson(completion.meta), completion.createdAt);
+      if (!stored)
+        return stored.error();
+    }
+    if (!attempt.candidate)
+      continue;
+    const CandidateRecord &candidate = *attempt.candidate;
+    auto added = impl_->execute(
+        what,
+        "INSERT INTO candidates (run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, duplicate_of, "
+        "extract_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+        runId, promptId, candidate.round, candidate.slot, candidate.ptx, candidate.ptxHash, candidate.sassHash,
+        candidate.extractError, candidate.createdAt);
+    if (!added)
+      return added.error();
+    int64_t candidateId = sqlite3_last_insert_rowid(impl_->db.get());
+    candidates[candidate.id] = candidateId;
+    if (candidate.duplicateOf)
+      duplicates.emplace_back(candidateId, *candidate.duplicateOf);
+    if (attempt.result) {
+      const ResultRecord &result = *attempt.result;
+      auto put = impl_->execute(
+          what,
+          "INSERT INTO results (candidate_id, verdict, stage, summary, speedup, registers, result, created_at) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          candidateId, result.verdict, result.stage, result.summary, result.speedup, result.registers,
+          dumpJson(result.result), result.createdAt);
+      if (!put)
+        return put.error();
+    }
+  }
+  // The links, once every candidate has its new id (a duplicate's original
+  // may come later in (round, slot) order than the duplicate).
+  for (const auto &[promptId, parent] : parents)
+    if (auto found = candidates.find(parent); found != candidates.end())
+      if (auto linked = impl_->execute(what, "UPDATE prompts SET parent_candidate_id = ? WHERE id = ?", found->second,
+                                       promptId);
+          !linked)
+        return linked.error();
+  for (const auto &[candidateId, original] : duplicates)
+    if (auto found = candidates.find(original); found != candidates.end())
+      if (auto linked = impl_->execute(what, "UPDATE candidates SET duplicate_of = ? WHERE id = ?", found->second,
+                                       candidateId);
+          !linked)
+        return linked.error();
+  if (auto committed = transaction.commit(what); !committed)
+    return committed.error();
+  return candidates;
+}
+
 Result<int64_t> Store::createEval(const EvalRecord &record) {
   std::lock_guard lock(impl_->mutex);
   std::string now = utcNow();

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -243,6 +244,16 @@ public:
 
   /// The run and all its attempts.
   Result<RunData> load(int64_t runId);
+
+  /// Copies attempts that another run recorded (in this store or another;
+  /// `load` gives them) into run `runId`, in one transaction: prompts,
+  /// completions, candidates and results keep their content and timestamps,
+  /// get new ids, and their parent and duplicate links follow the new ids (a
+  /// link to a candidate that is not among `attempts` is dropped). Several
+  /// runs' attempts can go into one run (eval merge), one call each, as long
+  /// as no two have the same (round, slot, kind): InvalidInput names it, and
+  /// nothing of that call is written. Returns the candidate ids, old to new.
+  Result<std::map<int64_t, int64_t>> copyAttempts(int64_t runId, const std::vector<AttemptRow> &attempts);
 
   // Evals.
   Result<int64_t> createEval(const EvalRecord &record);

@@ -6,6 +6,7 @@
 // in-process emulator on vector_add (and relu); the model is an in-process
 // script or an OpenAI-compatible server on loopback (tests/llm/TestServer.h).
 #include "eval/Eval.h"
+#include "eval/Merge.h"
 
 #include "../llm/TestServer.h"
 #include "emu/EmuExecutor.h"
@@ -22,13 +23,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <stop_token>
+#include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ptxforge;
@@ -186,8 +193,22 @@ protected:
 
   Result<EvalOutcome> run(llm::Backend &backend, const EvalOptions &options,
                           std::optional<int64_t> resume = std::nullopt, std::stop_token stop = {}) {
-    EvalContext context{suite(), backend, "test:model", *executor_, *store_, templates(), {}, {}, stop};
+    return runIn(*store_, backend, options, resume, stop);
+  }
+
+  Result<EvalOutcome> runIn(store::Store &store, llm::Backend &backend, const EvalOptions &options,
+                            std::optional<int64_t> resume = std::nullopt, std::stop_token stop = {},
+                            const std::string &modelSpec = "test:model",
+                            std::function<void(const std::string &)> onProgress = {}) {
+    EvalContext context{suite(), backend, modelSpec, *executor_, store, templates(), {}, std::move(onProgress), stop};
     return runEval(context, options, resume);
+  }
+
+  /// A store file of its own in the test's folder.
+  std::unique_ptr<store::Store> openStore(const std::string &name) {
+    Result<std::unique_ptr<store::Store>> opened = store::Store::open((dir_ / name).string());
+    EXPECT_TRUE(opened.ok()) << (opened.ok() ? "" : opened.error().message);
+    return opened.ok() ? std::move(opened).value() : nullptr;
   }
 
   /// An OpenAI backend on `url` that gives up at once (no retries).
@@ -387,6 +408,288 @@ TEST_F(EvalRunTest, PendingBatchEvalShowsNotAvailable) {
   EXPECT_NE(markdown.find("Status pending"), std::string::npos) << markdown;
   EXPECT_EQ(markdown.find("0.0%"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| overall | 1 | 0 | 3 | n/a | n/a | n/a |"), std::string::npos) << markdown;
+}
+
+// --- shards, merge and the request pool ---------------------------------------
+
+/// What a model that errs by seed writes (a pure function of the request, so
+/// that a shard's slot gets what the whole eval's slot got): first attempts
+/// with seed % 3 == 0 have no PTX, == 2 drop their stores (wrong), == 1 are
+/// correct; repairs and optimizations are correct (duplicates of each other).
+Result<llm::Completion> errsBySeed(const llm::Request &request) {
+  std::string user;
+  for (const llm::Message &message : request.messages)
+    if (message.role == llm::Role::User) user += message.content;
+  llm::Completion answer = completion(correctAnswer(request));
+  answer.usage = llm::Usage{100, 20, true, ""};
+  bool later = user.find("# Your previous attempt failed") != std::string::npos ||
+               user.find("# Make your correct kernel faster") != std::string::npos;
+  if (later) return answer;
+  int64_t seed = request.seed.value_or(0);
+  if (seed % 3 == 0) {
+    answer.text = "I would launch one thread per element.";
+  } else if (seed % 3 == 2) {
+    std::string kept;
+    std::stringstream lines(answer.text);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("st.global") == std::string::npos) kept += line + "\n";
+    answer.text = kept;
+  }
+  return answer;
+}
+
+/// The figures of a document without the run ids (which differ between stores).
+json figures(const json &document) {
+  json metrics = document["metrics"];
+  for (json &task : metrics["tasks"]) task.erase("run");
+  metrics.erase("errors");
+  metrics.erase("not_run");
+  return metrics;
+}
+
+TEST(Shards, EveryPairBelongsToOneShardAndTheSharesAreEven) {
+  for (int count = 1; count <= 5; ++count) {
+    std::vector<int> sizes;
+    std::map<std::pair<int, int>, int> owner;
+    for (int index = 1; index <= count; ++index) {
+      int size = 0;
+      for (int task = 0; task < 3; ++task)
+        for (int slot : shardSlots(Shard{index, count}, task, 4)) {
+          EXPECT_TRUE(owner.emplace(std::pair(task, slot), index).second) << task << "/" << slot << " twice";
+          ++size;
+        }
+      sizes.push_back(size);
+    }
+    EXPECT_EQ(owner.size(), 12u) << count << " shards";
+    EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()) - *std::min_element(sizes.begin(), sizes.end()), 1);
+  }
+  // Dealt out in turn: task 0's slots 0, 2 and task 1's 0, 2 (pairs 4, 6) are shard 1 of 2.
+  EXPECT_EQ(shardSlots(Shard{1, 2}, 0, 4), (std::vector<int>{0, 2}));
+  EXPECT_EQ(shardSlots(Shard{2, 3}, 1, 4), (std::vector<int>{0, 3}));
+  EXPECT_EQ(shardSlots(Shard{5, 5}, 0, 3), (std::vector<int>{}));
+
+  ASSERT_OK(parseShard("2/4"));
+  EXPECT_EQ(*parseShard("2/4"), (Shard{2, 4}));
+  EXPECT_EQ(shardName(Shard{2, 4}), "2/4");
+  for (const char *bad : {"0/4", "5/4", "2", "a/b", "1/0", "-1/2", "1/2/3", "1/200000"})
+    EXPECT_FALSE(parseShard(bad).ok()) << bad;
+}
+
+// The brief of `eval --shard`: the same model and seeds, sharded 1/2 + 2/2
+// (in two stores, at different -j) and merged, give the unsharded eval's
+// figures, sample for sample; so do three shards in one store merged into it.
+TEST_F(EvalRunTest, ShardsMergeIntoTheFiguresOfTheWholeEval) {
+  ScriptedBackend backend([](const llm::Request &request, int) { return errsBySeed(request); });
+  EvalOptions options = smallOptions("vector_add,relu", 3);
+  options.rounds = 2;
+  options.ks = {1, 2};
+  Result<EvalOutcome> whole = run(backend, options);
+  ASSERT_OK(whole);
+  ASSERT_EQ(whole->status, store::EvalStatus::Complete);
+  // The model's mix shows in the figures: neither all nor nothing.
+  double correct = overall(*whole)["correct_at_k"]["1"].get<double>();
+  EXPECT_GT(correct, 0.0);
+  EXPECT_LT(correct, 1.0);
+
+  std::unique_ptr<store::Store> first = openStore("shard-1.db"), second = openStore("shard-2.db");
+  ASSERT_TRUE(first && second);
+  EvalOptions shard = options;
+  shard.shard = Shard{1, 2};
+  Result<EvalOutcome> one = runIn(*first, backend, shard);
+  shard.shard = Shard{2, 2};
+  shard.concurrency = 3;
+  Result<EvalOutcome> two = runIn(*second, backend, shard);
+  ASSERT_OK(one);
+  ASSERT_OK(two);
+  EXPECT_EQ(one->document["parameters"]["shard"], json({{"index", 1}, {"count", 2}}));
+  // Six pairs dealt out in turn: each shard scores three samples of the two tasks.
+  EXPECT_EQ(overall(*one)["samples"], 3);
+  EXPECT_EQ(overall(*two)["samples"], 3);
+  EXPECT_EQ(one->status, store::EvalStatus::Complete);
+
+  std::unique_ptr<store::Store> target = openStore("merged.db");
+  ASSERT_TRUE(target);
+  Result<MergeOutcome> merged = mergeShards({{second.get(), two->evalId}, {first.get(), one->evalId}}, *target);
+  ASSERT_OK(merged);
+  EXPECT_EQ(merged->status, store::EvalStatus::Complete);
+  EXPECT_EQ(figures(merged->document), figures(whole->document));
+  EXPECT_FALSE(merged->document["parameters"].contains("shard"));
+  EXPECT_EQ(merged->document["suite_version"], whole->document["suite_version"]);
+  EXPECT_EQ(merged->document["provenance"]["merged_from"].size(), 2u);
+  EXPECT_EQ(merged->document["provenance"]["merged_from"][0]["shard"], "1/2");
+  // Read back from the store: the same figures, and each task is one run with all its samples.
+  Result<json> reread = evalDocument(*target, merged->evalId);
+  ASSERT_OK(reread);
+  EXPECT_EQ(figures(*reread), figures(whole->document));
+  Result<std::vector<store::EvalRun>> runs = target->evalRuns(merged->evalId);
+  ASSERT_OK(runs);
+  ASSERT_EQ(runs->size(), 2u);
+  Result<store::RunData> relu = target->load((*runs)[0].runId);
+  ASSERT_OK(relu);
+  EXPECT_EQ(relu->run.task, "relu");
+  EXPECT_EQ(relu->attempts.size(), 6u) << "3 samples x 2 rounds";
+  EXPECT_FALSE(relu->run.parameters.contains("slots"));
+  EXPECT_EQ(relu->run.summary["merged_from"].size(), 2u);
+
+  // Three shards in the store of the whole eval, merged into it.
+  std::vector<ShardSource> three;
+  for (int index = 1; index <= 3; ++index) {
+    EvalOptions third = options;
+    third.shard = Shard{index, 3};
+    Result<EvalOutcome> part = run(backend, third);
+    ASSERT_OK(part);
+    three.push_back({store_.get(), part->evalId});
+  }
+  Result<MergeOutcome> mergedHere = mergeShards(three, *store_);
+  ASSERT_OK(mergedHere);
+  EXPECT_EQ(figures(mergedHere->document), figures(whole->document));
+
+  // One leaderboard entry per eval: the whole one and the merge; the shards are left out.
+  Result<std::vector<store::EvalRecord>> records = store_->evals();
+  ASSERT_OK(records);
+  std::vector<json> documents;
+  for (const store::EvalRecord &record : *records) documents.push_back(*evalDocument(*store_, record.id));
+  std::string board = report::leaderboardMarkdown(documents, whole->document["suite_version"]);
+  EXPECT_NE(board.find("| 1 | #"), std::string::npos) << board;
+  EXPECT_NE(board.find("| 2 | #"), std::string::npos) << board;
+  EXPECT_EQ(board.find("| 3 | #"), std::string::npos) << board;
+  EXPECT_NE(board.find("3 shards of evals left out"), std::string::npos) << board;
+  std::string all = report::leaderboardMarkdown(documents, whole->document["suite_version"], true);
+  EXPECT_NE(all.find("complete (shard 2/3)"), std::string::npos) << all;
+  EXPECT_NE(report::evalMarkdown(three.empty() ? json() : *evalDocument(*store_, three[0].evalId))
+                .find("Shard 1/3 of an eval"),
+            std::string::npos);
+}
+
+// What is not the shards of one eval is refused, naming what is wrong.
+TEST_F(EvalRunTest, MergeRefusesWhatIsNotOneEval) {
+  ScriptedBackend backend([](const llm::Request &request, int) { return errsBySeed(request); });
+  EvalOptions options = smallOptions("vector_add", 2);
+  auto shardOf = [&](int index, int count, EvalOptions base, const std::string &model = "test:model") {
+    base.shard = Shard{index, count};
+    Result<EvalOutcome> outcome = runIn(*store_, backend, base, std::nullopt, {}, model);
+    EXPECT_TRUE(outcome.ok()) << (outcome.ok() ? "" : outcome.error().message);
+    return ShardSource{store_.get(), outcome.ok() ? outcome->evalId : 0};
+  };
+  auto refused = [&](const std::vector<ShardSource> &shards, const std::string &expected) {
+    Result<MergeOutcome> merged = mergeShards(shards, *store_);
+    ASSERT_FALSE(merged.ok()) << "merged, expected: " << expected;
+    EXPECT_EQ(merged.error().kind, ErrorKind::InvalidInput);
+    EXPECT_NE(merged.error().message.find(expected), std::string::npos) << merged.error().message;
+  };
+  ShardSource a = shardOf(1, 2, options), b = shardOf(2, 2, options);
+  refused({a}, "shard 2/2 missing (given: 1/2)");
+  refused({a, b, shardOf(1, 2, options)}, "shard 1/2 is given twice");
+  EvalOptions hotter = options;
+  hotter.temperature = 1.0;
+  refused({a, shardOf(2, 2, hotter)}, "option temperature 1.0 vs 0.7");
+  refused({a, shardOf(2, 2, options, "openai:another")}, "model openai:another vs test:model");
+  refused({a, shardOf(2, 3, options)}, "shard count 3 vs 2");
+  EvalOptions otherSuite = options;
+  otherSuite.suite = "relu";
+  refused({a, shardOf(2, 2, otherSuite)}, "suite relu vs vector_add");
+  Result<EvalOutcome> whole = run(backend, options);
+  ASSERT_OK(whole);
+  refused({a, {store_.get(), whole->evalId}}, "is not a shard");
+  // A shard interrupted before it ran anything: resume it first.
+  std::stop_source stop;
+  stop.request_stop();
+  EvalOptions interrupted = options;
+  interrupted.shard = Shard{2, 2};
+  Result<EvalOutcome> stopped = runIn(*store_, backend, interrupted, std::nullopt, stop.get_token());
+  ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status, store::EvalStatus::Interrupted);
+  refused({a, {store_.get(), stopped->evalId}}, "is interrupted: finish it first (`ptxforge eval --resume");
+  // Merged once, not twice.
+  ASSERT_OK(mergeShards({a, b}, *store_));
+  refused({b, a}, "these shards were merged before: eval");
+  // A resume cannot turn a shard into another.
+  EvalOptions other = options;
+  other.shard = Shard{1, 2};
+  Result<EvalOutcome> resumed = run(backend, other, stopped->evalId);
+  ASSERT_FALSE(resumed.ok());
+  EXPECT_NE(resumed.error().message.find("is shard 2/2; --shard 1/2 cannot change that"), std::string::npos)
+      << resumed.error().message;
+}
+
+/// A model that takes its time and counts how many requests it has at once.
+class SlowBackend : public llm::Backend {
+public:
+  std::string kind() const override { return "scripted"; }
+  std::string describe() const override { return "slow scripted test model"; }
+  int peak() const { return peak_.load(); }
+  std::set<std::string> tasksAtPeak() const {
+    std::lock_guard lock(mutex_);
+    return tasksAtPeak_;
+  }
+
+protected:
+  Result<llm::Completion> completeValid(const llm::Request &request, const std::string &,
+                                        const llm::CallContext &) override {
+    std::string task = correctAnswer(request).find("relu") != std::string::npos ? "relu" : "vector_add";
+    {
+      std::lock_guard lock(mutex_);
+      inFlight_.push_back(task);
+      if (static_cast<int>(inFlight_.size()) > peak_) {
+        peak_ = static_cast<int>(inFlight_.size());
+        tasksAtPeak_ = {inFlight_.begin(), inFlight_.end()};
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    {
+      std::lock_guard lock(mutex_);
+      inFlight_.erase(std::find(inFlight_.begin(), inFlight_.end(), task));
+    }
+    llm::Completion answer = completion(correctAnswer(request));
+    answer.usage = llm::Usage{1000, 500, true, ""};
+    return answer;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> inFlight_;
+  std::atomic<int> peak_{0};
+  std::set<std::string> tasksAtPeak_;
+};
+
+// -j bounds the requests in flight across the suite, not within a task: with
+// two samples per task and -j 4, both tasks have requests out at once, and
+// never more than four. The progress line counts samples, tokens and cost.
+TEST_F(EvalRunTest, RequestsInFlightSpanTasksAndTheProgressLineCountsThem) {
+  SlowBackend backend;
+  EvalOptions options = smallOptions("vector_add,relu", 2);
+  options.concurrency = 4;
+  std::vector<std::string> lines;
+  EvalContext context{suite(), backend, "test:model", *executor_, *store_, templates(), {},
+                      [&](const std::string &line) { lines.push_back(line); }, {}};
+  context.price = TokenPrice{3.0, 15.0};
+  Result<EvalOutcome> outcome = runEval(context, options);
+  ASSERT_OK(outcome);
+  EXPECT_EQ(outcome->status, store::EvalStatus::Complete);
+  EXPECT_EQ(outcome->tasksAtOnce, 2);
+  EXPECT_LE(outcome->peakRequestsInFlight, 4);
+  EXPECT_LE(backend.peak(), 4);
+  EXPECT_GE(backend.peak(), 3) << "requests of both tasks in flight at once";
+  EXPECT_EQ(backend.tasksAtPeak(), (std::set<std::string>{"relu", "vector_add"}));
+  std::vector<std::string> progress;
+  std::copy_if(lines.begin(), lines.end(), std::back_inserter(progress),
+               [](const std::string &line) { return line.starts_with("[eval] "); });
+  ASSERT_FALSE(progress.empty());
+  // 4 answers of 1000 + 500 tokens at $3 and $15 per million: $0.012 + $0.03.
+  EXPECT_NE(progress.back().find("[eval] 4/4 samples (100%)"), std::string::npos) << progress.back();
+  EXPECT_NE(progress.back().find("tokens 6000 (in 4000, out 2000)"), std::string::npos) << progress.back();
+  EXPECT_NE(progress.back().find("cost $0.04"), std::string::npos) << progress.back();
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(), [](const std::string &line) { return line.find("4/4 samples") != std::string::npos; }),
+            1) << "the last line once";
+
+  // -j 2 over three samples of each task: never more than two.
+  SlowBackend bounded;
+  EvalOptions two = smallOptions("vector_add,relu", 3);
+  two.concurrency = 2;
+  Result<EvalOutcome> boundedOutcome = run(bounded, two);
+  ASSERT_OK(boundedOutcome);
+  EXPECT_LE(bounded.peak(), 2);
+  EXPECT_EQ(boundedOutcome->peakRequestsInFlight, bounded.peak());
 }
 
 } // namespace

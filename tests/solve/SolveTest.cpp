@@ -32,7 +32,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <thread>
+#include <tuple>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -455,10 +458,13 @@ TEST(SolveOptionsJson, RoundTripsEveryField) {
   options.check.repetitionsPerRound = 6;
   options.check.launchTimeoutMs = 777;
   options.check.lint = false;
+  options.slots = {1, 4};
 
   nlohmann::json json = optionsToJson(options);
   Result<SolveOptions> back = optionsFromJson(json);
   ASSERT_OK(back);
+  EXPECT_EQ(back->slots, options.slots);
+  EXPECT_FALSE(optionsToJson(SolveOptions{}).contains("slots")) << "a whole run's parameters have no slots";
   EXPECT_EQ(back->rounds, 7);
   EXPECT_EQ(back->candidates, 5);
   EXPECT_EQ(back->strategies, options.strategies);
@@ -635,6 +641,107 @@ TEST_F(SolveTest, FailuresAreRepairedThenOptimized) {
     ASSERT_TRUE(row.completion.has_value());
     EXPECT_EQ(row.completion->status, "complete");
   }
+}
+
+// An eval shard's run: only its slots, each asking what it would ask in the
+// whole run (the same seeds), every attempt reported as it ends, and its
+// requests bounded by a limit shared with other runs.
+TEST_F(SolveTest, SlotsRunTheirShareWithTheWholeRunsSeedsUnderASharedLimit) {
+  SolveOptions options = smallOptions(2, 4);
+  options.slots = {3, 1};
+  options.concurrency = 2;
+  ScriptedBackend backend([](const llm::Request &request) {
+    Result<llm::Completion> completion = mistakesThenCorrect(request, 4);
+    if (completion) completion->usage = llm::Usage{10, 5, true, ""};
+    return completion;
+  });
+  RequestLimit limit(1);
+  std::mutex gate;
+  std::mutex seen;
+  std::vector<std::tuple<int, int, bool>> done;
+  int64_t promptTokens = 0, completionTokens = 0;
+  SolveContext context{.task = vectorAdd(),
+                       .backend = backend,
+                       .modelSpec = "scripted",
+                       .executor = *executor_,
+                       .store = *store_,
+                       .templates = templates()};
+  context.requests = &limit;
+  context.gate = &gate;
+  context.onAttemptDone = [&](const AttemptDone &attempt) {
+    std::lock_guard lock(seen);
+    done.emplace_back(attempt.round, attempt.slot, attempt.asked);
+  };
+  context.onTokens = [&](int64_t in, int64_t out) {
+    std::lock_guard lock(seen);
+    promptTokens += in;
+    completionTokens += out;
+  };
+  Result<SolveOutcome> outcome = solve::solve(context, options);
+  ASSERT_OK(outcome);
+  EXPECT_EQ(outcome->status, "done");
+
+  std::multiset<int64_t> seeds;
+  for (const llm::Request &request : backend.requests()) seeds.insert(request.seed.value_or(-1));
+  // seed + (round - 1) * 4 + slot for slots 1 and 3 of rounds 1 and 2.
+  EXPECT_EQ(seeds, (std::multiset<int64_t>{2, 4, 6, 8}));
+  EXPECT_EQ(verdicts(outcome->runId), (std::vector<std::string>{"1 1 initial lint-error", "1 3 initial no-ptx",
+                                                                "2 1 repair correct", "2 3 repair correct"}));
+  EXPECT_EQ(load(outcome->runId).run.parameters["slots"], nlohmann::json({1, 3}));
+  std::sort(done.begin(), done.end());
+  EXPECT_EQ(done, (std::vector<std::tuple<int, int, bool>>{{1, 1, true}, {1, 3, true}, {2, 1, true}, {2, 3, true}}));
+  EXPECT_EQ(promptTokens, 40);
+  EXPECT_EQ(completionTokens, 20);
+  EXPECT_EQ(limit.peak(), 1) << "two slot threads, one permit";
+  EXPECT_EQ(limit.inFlight(), 0);
+
+  // A resume answers from the store: attempts end without asking, no tokens counted.
+  done.clear();
+  promptTokens = 0;
+  ASSERT_OK(store_->updateRun(outcome->runId, "interrupted", load(outcome->runId).run.summary));
+  Result<SolveOutcome> resumed = solve::solve(context, options, outcome->runId);
+  ASSERT_OK(resumed);
+  EXPECT_EQ(backend.calls(), 4);
+  EXPECT_EQ(done.size(), 4u);
+  for (const auto &[round, slot, asked] : done) EXPECT_FALSE(asked) << round << " " << slot;
+  EXPECT_EQ(promptTokens, 0);
+}
+
+TEST(RequestLimit, ServesTheLowestPriorityFirstAndWakesOnStop) {
+  RequestLimit limit(1);
+  ASSERT_TRUE(limit.acquire({}, 5));
+  std::mutex mutex;
+  std::vector<int> order;
+  std::vector<std::jthread> waiters;
+  std::atomic<int> started{0};
+  for (int priority : {3, 1, 2}) {
+    waiters.emplace_back([&, priority] {
+      ++started;
+      RequestLimit::Permit permit = limit.permit({}, priority);
+      std::lock_guard lock(mutex);
+      order.push_back(priority);
+    });
+    // One at a time into the queue, so that arrival order differs from priority order.
+    while (started.load() < static_cast<int>(waiters.size())) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  limit.release();
+  waiters.clear(); // joins
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(limit.peak(), 1);
+
+  // A waiter whose stop is requested leaves without a permit.
+  ASSERT_TRUE(limit.acquire({}, 0));
+  std::stop_source stop;
+  std::atomic<bool> got{true};
+  std::jthread waiter([&] { got = limit.acquire(stop.get_token(), 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  stop.request_stop();
+  waiter.join();
+  EXPECT_FALSE(got.load());
+  EXPECT_EQ(limit.inFlight(), 1);
+  limit.release();
+  EXPECT_EQ(limit.inFlight(), 0);
 }
 
 TEST_F(SolveTest, SameKernelIsVerifiedOnce) {

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace ptxforge::store {
@@ -1004,6 +1005,104 @@ TEST_F(StoreTest, LoadOrdersAttemptsAndJoinsWhatFollowedEachPrompt) {
   EXPECT_FALSE(repairRow.completion.has_value());
   EXPECT_FALSE(repairRow.candidate.has_value());
   EXPECT_FALSE(repairRow.result.has_value());
+}
+
+// eval merge copies each shard's run into one run of another store: ids are
+// new, links follow them, content and timestamps stay, and two runs with
+// disjoint slots go into one; a (round, slot, kind) taken twice is refused.
+TEST_F(StoreTest, CopyAttemptsRenumbersLinksAndRefusesATakenSlot) {
+  auto source = openStore();
+  ASSERT_TRUE(source);
+  auto runId = source->createRun(sampleRun());
+  ASSERT_TRUE(runId.ok());
+  // Slot 0: round 1 fails, round 2 repairs it (parent: round 1's candidate).
+  // Slot 1: round 1 is a duplicate of slot 0's round 2 (a later candidate).
+  PromptRecord first = samplePrompt(*runId, 1, 0);
+  PromptRecord repair = samplePrompt(*runId, 2, 0, "repair");
+  PromptRecord copy = samplePrompt(*runId, 1, 1);
+  auto firstId = source->addPrompt(first);
+  ASSERT_TRUE(firstId.ok());
+  CompletionRecord completion;
+  completion.status = "complete";
+  completion.text = "answer";
+  completion.meta = {{"usage", {{"prompt_tokens", 7}}}};
+  completion.promptId = *firstId;
+  ASSERT_TRUE(source->putCompletion(completion).ok());
+  auto firstCandidate = source->addCandidate(sampleCandidate(*runId, first, *firstId, "a"));
+  ASSERT_TRUE(firstCandidate.ok());
+  ASSERT_TRUE(source->putResult(sampleResult(*firstCandidate, "wrong")).ok());
+  repair.parentCandidateId = *firstCandidate;
+  auto repairId = source->addPrompt(repair);
+  auto copyId = source->addPrompt(copy);
+  ASSERT_TRUE(repairId.ok() && copyId.ok());
+  completion.promptId = *repairId;
+  ASSERT_TRUE(source->putCompletion(completion).ok());
+  completion.promptId = *copyId;
+  ASSERT_TRUE(source->putCompletion(completion).ok());
+  auto repairCandidate = source->addCandidate(sampleCandidate(*runId, repair, *repairId, "b"));
+  ASSERT_TRUE(repairCandidate.ok());
+  ResultRecord repaired = sampleResult(*repairCandidate);
+  repaired.speedup = 1.5;
+  repaired.registers = 12;
+  ASSERT_TRUE(source->putResult(repaired).ok());
+  CandidateRecord duplicate = sampleCandidate(*runId, copy, *copyId, "b");
+  duplicate.duplicateOf = *repairCandidate;
+  auto copyCandidate = source->addCandidate(duplicate);
+  ASSERT_TRUE(copyCandidate.ok());
+  ASSERT_TRUE(source->putResult(sampleResult(*copyCandidate)).ok());
+  auto original = source->load(*runId);
+  ASSERT_TRUE(original.ok());
+
+  // Into another store, whose ids are already taken by a run of its own.
+  auto targetStore = Store::open((dir_ / "target.db").string());
+  ASSERT_TRUE(targetStore.ok()) << targetStore.error().message;
+  Store &target = **targetStore;
+  auto other = target.createRun(sampleRun("other"));
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(target.addPrompt(samplePrompt(*other, 1, i)).ok());
+  auto merged = target.createRun(sampleRun());
+  ASSERT_TRUE(merged.ok());
+  auto ids = target.copyAttempts(*merged, original->attempts);
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  ASSERT_EQ(ids->size(), 3u);
+  auto copied = target.load(*merged);
+  ASSERT_TRUE(copied.ok());
+  ASSERT_EQ(copied->attempts.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const AttemptRow &from = original->attempts[i], &to = copied->attempts[i];
+    EXPECT_EQ(to.prompt.runId, *merged);
+    EXPECT_EQ(std::tie(to.prompt.round, to.prompt.slot, to.prompt.kind),
+              std::tie(from.prompt.round, from.prompt.slot, from.prompt.kind));
+    EXPECT_EQ(to.prompt.requestHash, from.prompt.requestHash);
+    EXPECT_NE(to.prompt.id, from.prompt.id);
+    ASSERT_TRUE(to.completion && to.candidate && to.result);
+    EXPECT_EQ(to.completion->meta, from.completion->meta);
+    EXPECT_EQ(to.completion->createdAt, from.completion->createdAt);
+    EXPECT_EQ(to.candidate->id, ids->at(from.candidate->id));
+    EXPECT_EQ(to.candidate->ptx, from.candidate->ptx);
+    EXPECT_EQ(to.candidate->createdAt, from.candidate->createdAt);
+    EXPECT_EQ(to.result->verdict, from.result->verdict);
+    EXPECT_EQ(to.result->speedup, from.result->speedup);
+    EXPECT_EQ(to.result->registers, from.result->registers);
+  }
+  // Attempts load in (round, slot) order: (1,0) (1,1) (2,0).
+  EXPECT_EQ(copied->attempts[2].prompt.parentCandidateId, std::optional<int64_t>(ids->at(*firstCandidate)));
+  EXPECT_EQ(copied->attempts[1].candidate->duplicateOf, std::optional<int64_t>(ids->at(*repairCandidate)));
+
+  // A second run's attempts of other slots join the same run; a taken slot is refused whole.
+  auto secondRun = source->createRun(sampleRun());
+  ASSERT_TRUE(secondRun.ok());
+  ASSERT_TRUE(source->addPrompt(samplePrompt(*secondRun, 1, 2)).ok());
+  auto second = source->load(*secondRun);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(target.copyAttempts(*merged, second->attempts).ok());
+  auto again = target.copyAttempts(*merged, original->attempts);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind, ErrorKind::InvalidInput);
+  EXPECT_NE(again.error().message.find("already has round 1 slot 0 (initial)"), std::string::npos)
+      << again.error().message;
+  EXPECT_EQ(target.load(*merged)->attempts.size(), 4u);
+  EXPECT_FALSE(target.copyAttempts(9999, original->attempts).ok()) << "no such run";
 }
 
 TEST_F(StoreTest, LoadOfARunWithoutPromptsHasNoAttempts) {

@@ -6,6 +6,7 @@
 #include "ModelOptions.h"
 #include "Output.h"
 #include "eval/Eval.h"
+#include "eval/Merge.h"
 #include "report/EvalReport.h"
 #include "prompt/Template.h"
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace ptxforge::cli {
@@ -40,6 +42,12 @@ struct EvalCli {
   std::optional<int64_t> resume;
   bool quiet = false;
   bool noSass = false;
+  std::string shard;  ///< --shard I/N
+  std::string price;  ///< --price IN,OUT (USD per million prompt / completion tokens)
+  // merge
+  std::vector<std::string> mergeEvals;
+  std::vector<std::string> mergeStores;
+  std::string into;
   // show / compare / leaderboard
   int64_t evalId = 0;
   std::string a, b;
@@ -61,6 +69,25 @@ Result<std::vector<int>> parseKs(const std::string &text) {
     ks.push_back(static_cast<int>(k));
   }
   return ks;
+}
+
+/// --price "IN,OUT": USD per million prompt and completion tokens.
+Result<std::optional<eval::TokenPrice>> parsePrice(const std::string &text) {
+  if (text.empty()) return std::optional<eval::TokenPrice>();
+  size_t comma = text.find(',');
+  auto number = [](const std::string &item, double &value) {
+    char *end = nullptr;
+    value = std::strtod(item.c_str(), &end);
+    return !item.empty() && *end == '\0' && value >= 0 && value < 1e6;
+  };
+  eval::TokenPrice price;
+  if (comma == std::string::npos || !number(text.substr(0, comma), price.promptPerMillion) ||
+      !number(text.substr(comma + 1), price.completionPerMillion))
+    return makeError(ErrorKind::InvalidInput,
+                     fmt::format("--price: '{}': give IN,OUT, USD per million prompt and completion tokens "
+                                 "(e.g. 3,15)",
+                                 text));
+  return std::optional(price);
 }
 
 /// eval.json, eval.md and eval.html of a document.
@@ -143,6 +170,11 @@ Result<eval::EvalOptions> evalOptionsFrom(const EvalCli &cli, const exec::Execut
   options.timingRounds = cli.gate.timingRounds;
   options.launchTimeoutMs = cli.gate.launchTimeoutMs;
   options.noSass = cli.noSass;
+  if (!cli.shard.empty()) {
+    Result<eval::Shard> shard = eval::parseShard(cli.shard);
+    if (!shard) return shard.error();
+    options.shard = *shard;
+  }
   return options;
 }
 
@@ -151,7 +183,12 @@ void printEvalOutcome(const EvalCli &cli, const eval::EvalOutcome &outcome, cons
     std::cout << outcome.document.dump(2) << '\n';
     return;
   }
-  fmt::print("eval {} {}: {}\n", outcome.evalId, store::evalStatusName(outcome.status), headline(outcome.document));
+  std::string shard;
+  if (const nlohmann::json &parameters = outcome.document.value("parameters", nlohmann::json::object());
+      parameters.is_object() && parameters.contains("shard") && parameters["shard"].is_object())
+    shard = fmt::format(" (shard {}/{})", parameters["shard"].value("index", 0), parameters["shard"].value("count", 0));
+  fmt::print("eval {} {}{}: {}\n", outcome.evalId, store::evalStatusName(outcome.status), shard,
+             headline(outcome.document));
   if (std::string missing = report::noCompletionSentence(outcome.document); !missing.empty())
     fmt::print("{}\n", missing);
   fmt::print("report: {}, {} and {}\n", (out / "eval.md").string(), (out / "eval.html").string(),
@@ -197,10 +234,13 @@ int runEvalCommand(const EvalCli &cli) {
   if (!executor) return fail(format, "no executor: " + unavailable);
   Result<eval::EvalOptions> options = evalOptionsFrom(cli, *executor);
   if (!options) return fail(format, options.error());
+  Result<std::optional<eval::TokenPrice>> price = parsePrice(cli.price);
+  if (!price) return fail(format, price.error());
 
   InterruptStop interrupt;
   eval::EvalContext context{*suite, **backend, modelSpec, *executor, **store, *templates, {}, {}, interrupt.token()};
   context.provenance = {{"ptxforge", std::string(versionString())}, {"reference_compiler", "NVRTC"}};
+  context.price = *price;
   if (!cli.quiet) context.onProgress = [](const std::string &line) { fmt::print(stderr, "{}\n", line); };
   Result<eval::EvalOutcome> outcome = eval::runEval(context, *options, cli.resume);
   if (!outcome) return fail(format, outcome.error());
@@ -209,6 +249,94 @@ int runEvalCommand(const EvalCli &cli) {
   if (Result<void> written = writeEvalFiles(out, outcome->document); !written) return fail(format, written.error());
   printEvalOutcome(cli, *outcome, out);
   return exitCodeOf(outcome->status);
+}
+
+/// `eval merge`: the shards named (`ID` or `STORE:ID`), or every shard eval
+/// of every --store, merged into one eval in --into (default: the first store).
+int runMerge(const EvalCli &cli) {
+  const std::string &format = cli.gate.format;
+  std::vector<std::string> storePaths;
+  for (const std::string &path : cli.mergeStores) storePaths.push_back(path);
+  if (storePaths.empty()) storePaths.push_back(storePathOrDefault(""));
+  auto key = [](const std::string &path) {
+    std::error_code error;
+    std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+    return error ? path : canonical.string();
+  };
+  std::string intoPath = cli.into.empty() ? storePaths.front() : cli.into;
+
+  // The target is written (created when --into names a new file); the others are only read.
+  std::map<std::string, std::unique_ptr<store::Store>> stores;
+  if (cli.into.empty() && !std::filesystem::exists(intoPath))
+    return fail(format, makeError(ErrorKind::InvalidInput, "no run store at " + intoPath));
+  Result<std::unique_ptr<store::Store>> target = openStore(intoPath);
+  if (!target) return fail(format, target.error());
+  store::Store &into = **target;
+  auto storeAt = [&](const std::string &path) -> Result<store::Store *> {
+    if (key(path) == key(intoPath)) return &into;
+    auto found = stores.find(key(path));
+    if (found != stores.end()) return found->second.get();
+    Result<std::unique_ptr<store::Store>> opened = openStoreForReading(path);
+    if (!opened) return opened.error();
+    store::Store *raw = opened->get();
+    stores[key(path)] = std::move(opened.value());
+    return raw;
+  };
+
+  std::vector<eval::ShardSource> sources;
+  if (cli.mergeEvals.empty()) {
+    for (const std::string &path : storePaths) {
+      Result<store::Store *> opened = storeAt(path);
+      if (!opened) return fail(format, opened.error());
+      Result<std::vector<int64_t>> ids = eval::shardEvals(**opened);
+      if (!ids) return fail(format, ids.error());
+      if (ids->empty()) return fail(format, "no shard eval in " + path + " (evals run with --shard I/N)");
+      for (int64_t id : *ids) sources.push_back({*opened, id});
+    }
+  } else {
+    for (const std::string &name : cli.mergeEvals) {
+      size_t colon = name.rfind(':');
+      std::string idText = colon == std::string::npos ? name : name.substr(colon + 1);
+      char *end = nullptr;
+      long long id = std::strtoll(idText.c_str(), &end, 10);
+      if (idText.empty() || *end != '\0' || id < 1)
+        return fail(format, fmt::format("'{}' is not an eval: give ID, or STORE:ID for an eval in another store", name));
+      std::string path;
+      if (colon != std::string::npos) {
+        path = name.substr(0, colon);
+      } else if (storePaths.size() == 1) {
+        path = storePaths.front();
+      } else {
+        return fail(format, fmt::format("eval '{}': with several --store files, name each eval as STORE:ID, or name "
+                                        "none to merge every shard eval of every store",
+                                        name));
+      }
+      Result<store::Store *> opened = storeAt(path);
+      if (!opened) return fail(format, opened.error());
+      sources.push_back({*opened, id});
+    }
+  }
+
+  nlohmann::json provenance = {{"ptxforge_merge", std::string(versionString())}};
+  Result<eval::MergeOutcome> merged = eval::mergeShards(sources, into, provenance);
+  if (!merged) return fail(format, merged.error());
+  std::filesystem::path out = cli.outDir.empty() ? defaultOut(into, merged->evalId) : std::filesystem::path(cli.outDir);
+  if (Result<void> written = writeEvalFiles(out, merged->document); !written) return fail(format, written.error());
+  if (format == "json") {
+    std::cout << merged->document.dump(2) << '\n';
+  } else {
+    fmt::print("eval {} {} (merged from {} shards into {}): {}\n", merged->evalId,
+               store::evalStatusName(merged->status), sources.size(), into.path(), headline(merged->document));
+    if (std::string missing = report::noCompletionSentence(merged->document); !missing.empty())
+      fmt::print("{}\n", missing);
+    fmt::print("report: {}, {} and {}\n", (out / "eval.md").string(), (out / "eval.html").string(),
+               (out / "eval.json").string());
+    if (merged->status != store::EvalStatus::Complete)
+      fmt::print("not ranked on the leaderboard until complete: `ptxforge eval --resume {} --store {}` asks every "
+                 "request without a completion again\n",
+                 merged->evalId, into.path());
+  }
+  return exitCodeOf(merged->status);
 }
 
 /// An eval id in the store, or a path to an eval.json. The store is opened
@@ -311,7 +439,7 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   auto shared = std::make_shared<EvalCli>();
   EvalCli &cli = *shared;
   CLI::App *evalCommand = app.add_subcommand("eval", "Score a model at writing PTX over the task suite "
-                                                     "(subcommands: show, compare, leaderboard)");
+                                                     "(subcommands: merge, show, compare, leaderboard)");
   evalCommand->require_subcommand(0, 1);
   addModelFlags(evalCommand, cli.model);
   evalCommand->add_option("--suite", cli.suite, "core (every task), L1, L2, L3, or task names separated by commas")
@@ -328,7 +456,9 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   evalCommand->add_option("--max-tokens", cli.maxTokens, "Token limit per answer (0: the server's)")->capture_default_str();
   evalCommand->add_option("--seed", cli.seed, "Seed of the requests and of the gate's inputs")->capture_default_str();
   evalCommand->add_flag("--stream", cli.stream, "Stream answers");
-  evalCommand->add_option("--concurrency,-j", cli.concurrency, "Model requests in flight within a task")
+  evalCommand->add_option("--concurrency,-j", cli.concurrency,
+                          "Model requests in flight at once across the whole suite (tasks run side by side; "
+                          "the gate checks one candidate at a time meanwhile; 1: one request at a time, tasks in order)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   addGateFlags(evalCommand, cli.gate);
@@ -336,12 +466,30 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   addStoreFlag(evalCommand, cli.storePath);
   evalCommand->add_option("--out", cli.outDir, "Where eval.json/.md/.html go (default: eval-N beside the store)");
   evalCommand->add_option("--resume", cli.resume, "Resume eval N (after an interruption, or with batch results)");
-  evalCommand->add_flag("--quiet,-q", cli.quiet, "No per-task progress on stderr");
+  evalCommand->add_flag("--quiet,-q", cli.quiet, "No progress on stderr (per task, and the done/ETA/tokens line)");
+  evalCommand->add_option("--shard", cli.shard,
+                          "Run only shard I of N (I/N, 1-based) of the (task, sample) pairs; `eval merge` joins "
+                          "the shards into one eval");
+  evalCommand->add_option("--price", cli.price,
+                          "IN,OUT: USD per million prompt and completion tokens, for the cost on the progress line")
+      ->envname("PTXFORGE_PRICE");
   evalCommand->add_flag("--no-sass", cli.noSass, "Do not run nvdisasm: no SASS statistics, duplicates by PTX only");
   evalCommand->callback([&exitCode, shared, evalCommand] {
     if (!evalCommand->get_subcommands().empty()) return; // a subcommand ran
     exitCode = runEvalCommand(*shared);
   });
+
+  CLI::App *merge = evalCommand->add_subcommand(
+      "merge", "Merge the shards of an eval (run with --shard I/N) from one store or several into one eval");
+  merge->add_option("evals", cli.mergeEvals,
+                    "Shard evals: ID (in the only --store) or STORE:ID; none: every shard eval of every --store");
+  merge->add_option("--store", cli.mergeStores, "Run database(s) holding the shards (repeatable; default: "
+                                                "$PTXFORGE_STORE, else ptxforge-runs/runs.db)")
+      ->envname("PTXFORGE_STORE");
+  merge->add_option("--into", cli.into, "The run database the merged eval goes into (default: the first --store)");
+  merge->add_option("--out", cli.outDir, "Where eval.json/.md/.html go (default: eval-N beside that store)");
+  addFormatFlag(merge, cli.gate.format);
+  merge->callback([&exitCode, shared] { exitCode = runMerge(*shared); });
 
   CLI::App *show = evalCommand->add_subcommand("show", "An eval's report (Markdown, or the JSON document)");
   show->add_option("eval", cli.evalId, "Eval id")->required();
