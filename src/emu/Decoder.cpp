@@ -240,8 +240,11 @@ private:
   std::vector<const ptx::VariableDecl *> dynamicShared_;
   uint32_t registerCount_ = 0;
   uint32_t sinkSlot_ = kNoSlot;
-  // Per function.
-  std::unordered_map<std::string, uint32_t> labels_;
+  // Per function. Labels belong to the `{ }` block that defines them (keyed by
+  // the block's statement list) and are seen from it and the blocks inside
+  // it, as ptxas scopes them: one label may sit in two sibling blocks.
+  std::unordered_map<const void *, std::unordered_map<std::string, uint32_t>> labels_;
+  std::vector<const void *> openBlocks_; ///< the blocks decodeBody is inside, outermost first
   bool currentIsEntry_ = false;
   std::string currentFunction_;
   struct PendingCall {
@@ -522,8 +525,9 @@ Result<void> ModuleDecoder::assignLabels(const std::vector<ptx::Statement> &body
     switch (statement.kind) {
     case ptx::Statement::Kind::Instruction: ++pc; break;
     case ptx::Statement::Kind::Label:
-      if (!labels_.emplace(statement.label.name, pc).second)
-        return errorAt(statement.label.loc.line, fmt::format("label '{}' is defined twice", statement.label.name));
+      if (!labels_[&body].emplace(statement.label.name, pc).second)
+        return errorAt(statement.label.loc.line,
+                       fmt::format("label '{}' is defined twice in one block", statement.label.name));
       break;
     case ptx::Statement::Kind::Block:
       if (Result<void> nested = assignLabels(statement.block.statements, pc); !nested) return nested;
@@ -539,6 +543,7 @@ Result<void> ModuleDecoder::decodeFunction(const ptx::Function &function) {
   currentIsEntry_ = function.isEntry;
   currentFunction_ = function.name;
   labels_.clear();
+  openBlocks_.clear();
   FunctionInfo &info = functions_[function.name];
   info.entryPc = static_cast<uint32_t>(program_.code.size());
   scopes_.emplace_back();
@@ -608,6 +613,11 @@ Result<void> ModuleDecoder::decodeFunction(const ptx::Function &function) {
 }
 
 Result<void> ModuleDecoder::decodeBody(const std::vector<ptx::Statement> &body) {
+  openBlocks_.push_back(&body);
+  struct Close {
+    std::vector<const void *> &blocks;
+    ~Close() { blocks.pop_back(); }
+  } close{openBlocks_};
   for (const ptx::Statement &statement : body) {
     switch (statement.kind) {
     case ptx::Statement::Kind::Instruction:
@@ -639,9 +649,13 @@ bool ModuleDecoder::decodeControl(Context &ctx) {
     ctx.commonFlags();
     if (in.operands.size() != 1 || in.operands[0].kind != ptx::Operand::Kind::Name)
       return ctx.invalid("bra takes one label");
-    auto it = labels_.find(in.operands[0].name);
-    if (it == labels_.end()) return ctx.invalid(fmt::format("label '{}' is not defined", in.operands[0].name));
-    out.target = it->second;
+    // The innermost open block that defines the label.
+    std::optional<uint32_t> target;
+    for (auto block = openBlocks_.rbegin(); block != openBlocks_.rend() && !target; ++block)
+      if (auto found = labels_.find(*block); found != labels_.end())
+        if (auto label = found->second.find(in.operands[0].name); label != found->second.end()) target = label->second;
+    if (!target) return ctx.invalid(fmt::format("label '{}' is not defined", in.operands[0].name));
+    out.target = *target;
     return true;
   }
   if (op == "exit") {

@@ -35,6 +35,41 @@ DONE:
   for (uint32_t i = 0; i < 200; ++i) EXPECT_EQ(o.out[i], 3 * i) << i;
 }
 
+// Labels are scoped to their `{ }` block, as ptxas scopes them: nvcc emits
+// the same label in sibling blocks (inline-asm wait loops), and a label inside
+// a block shadows one of the same name outside it.
+TEST_F(EmuTest, TheSameLabelInSiblingBlocksIsTwoLabels) {
+  std::string ptx = kernel(R"(
+  mov.u32 %r6, 0;
+  {
+    mov.u32 %r7, 0;
+  LOOP:
+    add.u32 %r6, %r6, 1;
+    add.u32 %r7, %r7, 1;
+    setp.lt.u32 %p1, %r7, 3;
+    @%p1 bra LOOP;
+  }
+  {
+    mov.u32 %r7, 0;
+  LOOP:
+    add.u32 %r6, %r6, 10;
+    add.u32 %r7, %r7, 1;
+    setp.lt.u32 %p1, %r7, 2;
+    @%p1 bra LOOP;
+  }
+  bra.uni END;
+  {
+  END:
+    mov.u32 %r6, 999;
+  }
+END:
+  st.global.u32 [%rd1], %r6;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(o.out[l], 3u + 20u) << l; // the outer END, never the inner one
+}
+
 TEST_F(EmuTest, DivergentBranchesReconvergeBeforeAWarpShuffle) {
   // Odd lanes take one path, even lanes the other; after the join a full-warp
   // butterfly sum must see all 32 lanes.
