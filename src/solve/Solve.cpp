@@ -440,8 +440,12 @@ private:
     SlotState &slotState = slots_[static_cast<size_t>(slot)];
     slotState.last = attempt;
     slotState.lastId = candidateId;
-    if (attempt.result.verdict == verify::Verdict::Correct &&
-        (!slotState.best || (speedup && (!slotState.bestSpeedup || *speedup > *slotState.bestSpeedup)))) {
+    // The kernel the slot's next optimize prompt builds on: the fastest correct
+    // one; when nothing was timed (the emulator), the newest correct one, so
+    // that each round starts from the last round's kernel, not the first.
+    const bool faster = speedup && (!slotState.bestSpeedup || *speedup > *slotState.bestSpeedup);
+    const bool untimed = !speedup && !slotState.bestSpeedup;
+    if (attempt.result.verdict == verify::Verdict::Correct && (!slotState.best || faster || untimed)) {
       slotState.best = attempt;
       slotState.bestId = candidateId;
       slotState.bestSpeedup = speedup;

@@ -550,6 +550,22 @@ TEST(SolveOptionsJson, MalformedParametersAreInvalidInputNotExceptions) {
 
 // --- a whole run ------------------------------------------------------------------
 
+// Untimed (the emulator), each optimize round builds on the newest correct
+// kernel of its slot: round 4 shows round 3's kernel, not round 2's.
+TEST_F(SolveTest, UntimedOptimizeRoundsBuildOnTheNewestCorrectKernel) {
+  SolveOptions options = smallOptions(4, 1);
+  ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 1); });
+  Result<SolveOutcome> outcome = run(backend, options);
+  ASSERT_OK(outcome);
+  store::RunData data = load(outcome->runId);
+  const store::AttemptRow *repaired = attempt(data, 2, 0, "repair");
+  const store::AttemptRow *third = attempt(data, 3, 0, "optimize");
+  const store::AttemptRow *fourth = attempt(data, 4, 0, "optimize");
+  ASSERT_TRUE(repaired && third && fourth && repaired->candidate && third->candidate);
+  EXPECT_EQ(third->prompt.parentCandidateId, std::optional<int64_t>(repaired->candidate->id));
+  EXPECT_EQ(fourth->prompt.parentCandidateId, std::optional<int64_t>(third->candidate->id));
+}
+
 TEST_F(SolveTest, FailuresAreRepairedThenOptimized) {
   SolveOptions options = smallOptions(3, 3);
   ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 3); });
