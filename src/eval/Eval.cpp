@@ -448,7 +448,14 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     };
     solveContext.requests = &requests;
     solveContext.requestPriority = job.position;
-    solveContext.gate = &gate;
+    if (context.check) {
+      // A remote gate queues checks itself: each run keeps its own lock.
+      solveContext.check = [&context, task](const verify::Candidate &candidate, const verify::CheckOptions &options) {
+        return context.check(*task, candidate, options);
+      };
+    } else {
+      solveContext.gate = &gate;
+    }
     solveContext.onAttemptDone = [&](const solve::AttemptDone &done) {
       meter.attemptDone(job.position, done.slot, done.round, done.asked);
       showProgress(false);

@@ -95,6 +95,12 @@ struct EvalContext {
   std::stop_token stop;
   /// Makes the progress line show a cost (USD) beside the tokens.
   std::optional<TokenPrice> price = std::nullopt;
+  /// When set, every task's candidates are checked by it (a running
+  /// `ptxforge serve`, `--gate URL`), as SolveContext::check; the tasks then
+  /// check side by side (the service queues), not one at a time.
+  std::function<Result<verify::CheckResult>(const tasks::TaskSpec &, const verify::Candidate &,
+                                            const verify::CheckOptions &)>
+      check = nullptr;
 };
 
 /// The tasks `suite` names, in suite order. InvalidInput names an unknown task

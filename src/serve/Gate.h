@@ -122,6 +122,10 @@ public:
   /// emulator"), or "none: <why>".
   std::string device() const;
   bool emulated() const { return emulated_; }
+  /// The primary executor's architecture ("sm_90"); empty with no executor.
+  std::string arch() const { return executor_ ? executor_->properties().arch() : std::string(); }
+  /// Its SM count on a GPU; 0 on the emulator (which has no SMs to fill) or with no executor.
+  int smCount() const { return executor_ && !emulated_ ? executor_->properties().multiprocessorCount : 0; }
   bool hasExecutor() const { return executor_ != nullptr; }
 
 private:

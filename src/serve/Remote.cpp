@@ -44,6 +44,70 @@ nlohmann::json checkRequestJson(const tasks::TaskSpec &task, const std::string &
   return body;
 }
 
+namespace {
+
+class RemoteDevice final : public exec::Executor {
+public:
+  RemoteDevice(exec::DeviceProperties properties, bool emulated, std::string url)
+      : properties_(std::move(properties)), emulated_(emulated), url_(std::move(url)) {}
+  const exec::DeviceProperties &properties() const override { return properties_; }
+  exec::ModuleFormat moduleFormat() const override { return emulated_ ? exec::ModuleFormat::Ptx : exec::ModuleFormat::Cubin; }
+  Result<exec::BufferHandle> allocate(uint64_t) override { return refused(); }
+  Result<void> free(exec::BufferHandle) override { return refused(); }
+  Result<void> copyToDevice(exec::BufferHandle, uint64_t, const void *, uint64_t) override { return refused(); }
+  Result<void> copyToHost(void *, exec::BufferHandle, uint64_t, uint64_t) override { return refused(); }
+  Result<void> memset(exec::BufferHandle, uint64_t, uint8_t, uint64_t) override { return refused(); }
+  Result<void> copyOnDevice(exec::BufferHandle, uint64_t, exec::BufferHandle, uint64_t, uint64_t) override {
+    return refused();
+  }
+  Result<exec::ModuleHandle> loadModule(const std::vector<uint8_t> &, exec::ModuleFormat) override { return refused(); }
+  Result<void> unloadModule(exec::ModuleHandle) override { return refused(); }
+  Result<exec::KernelInfo> getKernel(exec::ModuleHandle, const std::string &) override { return refused(); }
+  Result<void> launch(exec::KernelHandle, const exec::LaunchConfig &, const exec::PackedArgs &) override {
+    return refused();
+  }
+  Result<void> synchronize() override { return refused(); }
+  Result<std::vector<float>> timeLaunch(exec::KernelHandle, const exec::LaunchConfig &, const exec::PackedArgs &,
+                                        const exec::TimingOptions &) override {
+    return refused();
+  }
+  Result<void> flushL2() override { return refused(); }
+
+private:
+  Error refused() const {
+    return makeError(ErrorKind::Internal, "remote-device",
+                     fmt::format("the device of the gate at {} runs checks only through that gate", url_));
+  }
+  exec::DeviceProperties properties_;
+  bool emulated_;
+  std::string url_;
+};
+
+} // namespace
+
+std::unique_ptr<exec::Executor> describeRemoteDevice(const nlohmann::json &health, const std::string &url) {
+  exec::DeviceProperties properties;
+  properties.backend = "remote";
+  properties.warpSize = 32;
+  bool emulated = false;
+  const nlohmann::json workers = health.is_object() ? health.value("workers", nlohmann::json::array()) : nlohmann::json();
+  if (workers.is_array() && !workers.empty() && workers[0].is_object()) {
+    const nlohmann::json &first = workers[0];
+    properties.name = first.value("device", std::string("unknown device")) + " (via " + url + ")";
+    emulated = first.value("emulated", false);
+    const std::string arch = first.value("arch", std::string("sm_90"));
+    int number = 90;
+    if (arch.rfind("sm_", 0) == 0) number = std::atoi(arch.c_str() + 3);
+    properties.smMajor = number / 10;
+    properties.smMinor = number % 10;
+    properties.multiprocessorCount = first.value("sm_count", 0);
+  } else {
+    properties.name = "the gate at " + url;
+    properties.smMajor = 9;
+  }
+  return std::make_unique<RemoteDevice>(std::move(properties), emulated, url);
+}
+
 struct RemoteGate::Impl {
   RemoteGateOptions options;
   httplib::Client client;

@@ -5,6 +5,7 @@
 // reports and repair prompts cannot tell the difference.
 #pragma once
 
+#include "exec/Executor.h"
 #include "support/Result.h"
 #include "verify/Check.h"
 
@@ -30,6 +31,13 @@ struct RemoteGateOptions {
 /// The JSON body of POST /v1/check for `options` (seed, trials, shapes, ...).
 nlohmann::json checkRequestJson(const tasks::TaskSpec &task, const std::string &ptx,
                                 const verify::CheckOptions &options);
+
+/// An Executor that only describes the device a remote gate checks on (from
+/// its /healthz: the first worker's device, architecture, SM count and
+/// whether it emulates), for the code that reads an executor's properties
+/// (provenance, "is this timed") while the checks go elsewhere. Every
+/// operation on it is an error that says so.
+std::unique_ptr<exec::Executor> describeRemoteDevice(const nlohmann::json &health, const std::string &url);
 
 class RemoteGate {
 public:

@@ -110,6 +110,9 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions &options) 
     auto worker = std::make_unique<Worker>();
     worker->gateOptions = gateOptions;
     worker->device = engine->gate().device();
+    worker->arch = engine->gate().arch();
+    worker->emulated = engine->gate().emulated();
+    worker->smCount = engine->gate().smCount();
     worker->engine = std::move(engine);
     service->workers_.push_back(std::move(worker));
   };
@@ -210,7 +213,11 @@ void Service::shutdown() {
 nlohmann::json Service::health() const {
   nlohmann::json workers = nlohmann::json::array();
   for (const auto &worker : workers_)
-    workers.push_back({{"device", worker->device}, {"busy", worker->busy.load()}});
+    workers.push_back({{"device", worker->device},
+                       {"arch", worker->arch},
+                       {"emulated", worker->emulated},
+                       {"sm_count", worker->smCount},
+                       {"busy", worker->busy.load()}});
   std::lock_guard<std::mutex> lock(mutex_);
   return {{"status", stopping_ ? "stopping" : "ok"},
           {"executor", options_.executor},

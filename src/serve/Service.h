@@ -93,7 +93,8 @@ public:
   size_t queueDepth() const;
   size_t running() const { return running_.load(); }
   size_t workerCount() const { return workers_.size(); }
-  /// {"status", "executor", "workers": [{"device", "busy"}], "queue_depth", "queue_capacity", "tasks"}.
+  /// {"status", "executor", "workers": [{"device", "arch", "emulated", "sm_count", "busy"}], "queue_depth",
+  /// "queue_capacity", "running", "tasks"}.
   nlohmann::json health() const;
 
 private:
@@ -108,6 +109,9 @@ private:
     Gate::Options gateOptions;
     std::unique_ptr<Engine> engine;
     std::string device; ///< what its Gate runs on
+    std::string arch;   ///< its architecture ("sm_90")
+    bool emulated = false;
+    int smCount = 0;
     std::atomic<bool> busy{false};
     std::thread thread;
   };

@@ -701,7 +701,8 @@ private:
     // it is written.
     verify::CheckOptions checkOptions = options_.check;
     if (!checkOptions.seed) checkOptions.seed = tasks::fnv1a64(candidate.ptxHash, options_.seed ^ 0x9a7e5eedull);
-    Result<verify::CheckResult> checked = verify::check(ctx_.task, gateCandidate, &ctx_.executor, checkOptions);
+    Result<verify::CheckResult> checked = ctx_.check ? ctx_.check(gateCandidate, checkOptions)
+                                                     : verify::check(ctx_.task, gateCandidate, &ctx_.executor, checkOptions);
     if (checked) {
       attempt.result = std::move(checked.value());
     } else {

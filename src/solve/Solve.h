@@ -131,6 +131,10 @@ struct SolveContext {
   /// Called with the tokens of each answer the backend gave in this process
   /// (not those read back from the store), as the server reported them.
   std::function<void(int64_t promptTokens, int64_t completionTokens)> onTokens = nullptr;
+  /// When set, candidates are checked by it (a running `ptxforge serve`,
+  /// `--gate URL`) instead of verify::check on `executor`, which then only
+  /// describes the device the checks run on.
+  std::function<Result<verify::CheckResult>(const verify::Candidate &, const verify::CheckOptions &)> check = nullptr;
 };
 
 struct SolveOutcome {

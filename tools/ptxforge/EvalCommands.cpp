@@ -23,6 +23,7 @@ namespace ptxforge::cli {
 namespace {
 
 struct EvalCli {
+  std::string gateUrl; ///< --gate: a running `ptxforge serve` checks the candidates
   ModelFlags model;
   std::string suite = "core";
   int samples = 5;
@@ -230,7 +231,16 @@ int runEvalCommand(const EvalCli &cli) {
       prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
   if (!templates) return fail(format, templates.error());
   std::string unavailable;
-  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, unavailable);
+  std::unique_ptr<exec::Executor> executor;
+  std::shared_ptr<serve::RemoteGate> remote;
+  if (!cli.gateUrl.empty()) {
+    Result<RemoteGateSetup> connected = connectRemoteGate(cli.gateUrl);
+    if (!connected) return fail(format, connected.error());
+    remote = connected->gate;
+    executor = std::move(connected->device);
+  } else {
+    executor = createExecutor(cli.gate.executor, unavailable);
+  }
   if (!executor) return fail(format, "no executor: " + unavailable);
   Result<eval::EvalOptions> options = evalOptionsFrom(cli, *executor);
   if (!options) return fail(format, options.error());
@@ -239,6 +249,9 @@ int runEvalCommand(const EvalCli &cli) {
 
   InterruptStop interrupt;
   eval::EvalContext context{*suite, **backend, modelSpec, *executor, **store, *templates, {}, {}, interrupt.token()};
+  if (remote)
+    context.check = [remote](const tasks::TaskSpec &task, const verify::Candidate &candidate,
+                             const verify::CheckOptions &options) { return remote->check(task, candidate.text, options); };
   context.provenance = {{"ptxforge", std::string(versionString())}, {"reference_compiler", "NVRTC"}};
   context.price = *price;
   if (!cli.quiet) context.onProgress = [](const std::string &line) { fmt::print(stderr, "{}\n", line); };
@@ -462,6 +475,7 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   addGateFlags(evalCommand, cli.gate);
+  addRemoteGateFlag(evalCommand, cli.gateUrl);
   evalCommand->add_option("--prompts", cli.promptsDir, "Folder of prompt templates")->envname("PTXFORGE_PROMPTS_DIR");
   addStoreFlag(evalCommand, cli.storePath);
   evalCommand->add_option("--out", cli.outDir, "Where eval.json/.md/.html go (default: eval-N beside the store)");

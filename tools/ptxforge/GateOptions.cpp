@@ -7,6 +7,7 @@
 #include "support/Text.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -71,6 +72,25 @@ Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &sui
     if (named && (level == 0 || task.level == level)) selected.push_back(&task);
   }
   return selected;
+}
+
+Result<RemoteGateSetup> connectRemoteGate(const std::string &url) {
+  serve::RemoteGateOptions options;
+  options.url = url;
+  if (const char *key = std::getenv("PTXFORGE_SERVE_API_KEY"); key && *key) options.apiKey = key;
+  RemoteGateSetup setup;
+  setup.gate = std::make_shared<serve::RemoteGate>(options);
+  Result<nlohmann::json> health = setup.gate->health();
+  if (!health) return health.error();
+  setup.device = serve::describeRemoteDevice(*health, url);
+  return setup;
+}
+
+void addRemoteGateFlag(CLI::App *command, std::string &url) {
+  command->add_option("--gate", url,
+                      "Check candidates on a running `ptxforge serve` at this URL (http://host:8177) instead of an "
+                      "executor of this process; PTXFORGE_SERVE_API_KEY is sent when set")
+      ->envname("PTXFORGE_GATE");
 }
 
 } // namespace ptxforge::cli

@@ -5,6 +5,7 @@
 
 #include "exec/Executor.h"
 #include "serve/Gate.h"
+#include "serve/Remote.h"
 #include "tasks/TaskSpec.h"
 #include "verify/Check.h"
 
@@ -57,6 +58,17 @@ using serve::findTask;
 using serve::loadSuite;
 using serve::parseShapeOption;
 using serve::selectShapes;
+
+/// `--gate URL` of solve and eval: a running `ptxforge serve` checks the
+/// candidates. `device` describes its device (from /healthz) for provenance;
+/// the URL must answer /healthz before anything starts.
+struct RemoteGateSetup {
+  std::shared_ptr<serve::RemoteGate> gate;
+  std::unique_ptr<exec::Executor> device;
+};
+Result<RemoteGateSetup> connectRemoteGate(const std::string &url);
+/// Registers `--gate URL` (PTXFORGE_GATE) on `command`.
+void addRemoteGateFlag(CLI::App *command, std::string &url);
 
 /// The tasks named (all when none), of `level` unless it is 0; an unknown
 /// name is findTask's error.

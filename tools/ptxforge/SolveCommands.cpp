@@ -35,6 +35,7 @@ constexpr int kExitNoKernel = 1;
 
 /// Options of the model-facing commands.
 struct SolveCli {
+  std::string gateUrl; ///< --gate: a running `ptxforge serve` checks the candidates
   // What to solve and with which model.
   std::string task;
   ModelFlags model;
@@ -224,13 +225,26 @@ int runSolve(const SolveCli &cli) {
       prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
   if (!templates) return fail(format, templates.error());
   std::string unavailable;
-  std::unique_ptr<exec::Executor> executor = createExecutor(cli.gate.executor, unavailable);
+  std::unique_ptr<exec::Executor> executor;
+  std::shared_ptr<serve::RemoteGate> remote;
+  if (!cli.gateUrl.empty()) {
+    Result<RemoteGateSetup> connected = connectRemoteGate(cli.gateUrl);
+    if (!connected) return fail(format, connected.error());
+    remote = connected->gate;
+    executor = std::move(connected->device);
+  } else {
+    executor = createExecutor(cli.gate.executor, unavailable);
+  }
   if (!executor) return fail(format, "no executor: " + unavailable);
   Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
   if (!options) return fail(format, options.error());
 
   InterruptStop interrupt;
   solve::SolveContext context{**task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}, {}};
+  if (remote)
+    context.check = [remote, task = *task](const verify::Candidate &candidate, const verify::CheckOptions &options) {
+      return remote->check(*task, candidate.text, options);
+    };
   context.provenance = {{"ptxforge", std::string(versionString())},
                         {"reference_compiler", "NVRTC"},
                         {"task_level", (*task)->level}};
@@ -335,6 +349,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   solveCommand->add_option("--prompts", cli.promptsDir, "Folder of prompt templates (default: the repository's prompts/)")
       ->envname("PTXFORGE_PROMPTS_DIR");
   addGateFlags(solveCommand, cli.gate);
+  addRemoteGateFlag(solveCommand, cli.gateUrl);
   solveCommand->add_option("--shapes", cli.shapes, "all, small, or shape indices (default: all on a GPU, small on emu)");
   addStoreFlag(solveCommand, cli.storePath);
   solveCommand->add_option("--out", cli.outDir, "Where best.ptx, summary.json and the reports go "
