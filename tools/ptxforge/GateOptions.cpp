@@ -74,15 +74,21 @@ Result<std::vector<const tasks::TaskSpec *>> selectTasks(const tasks::Suite &sui
   return selected;
 }
 
-Result<RemoteGateSetup> connectRemoteGate(const std::string &url) {
+Result<CheckingSetup> setUpChecking(const std::string &executorChoice, const std::string &gateUrl) {
+  CheckingSetup setup;
+  if (gateUrl.empty()) {
+    std::string unavailable;
+    setup.executor = createExecutor(executorChoice, unavailable);
+    if (!setup.executor) return makeError(ErrorKind::ToolMissing, "no-executor", unavailable);
+    return setup;
+  }
   serve::RemoteGateOptions options;
-  options.url = url;
+  options.url = gateUrl;
   if (const char *key = std::getenv("PTXFORGE_SERVE_API_KEY"); key && *key) options.apiKey = key;
-  RemoteGateSetup setup;
-  setup.gate = std::make_shared<serve::RemoteGate>(options);
-  Result<nlohmann::json> health = setup.gate->health();
+  setup.remote = std::make_shared<serve::RemoteGate>(options);
+  Result<nlohmann::json> health = setup.remote->health();
   if (!health) return health.error();
-  setup.device = serve::describeRemoteDevice(*health, url);
+  setup.executor = serve::describeRemoteDevice(*health, gateUrl);
   return setup;
 }
 

@@ -59,14 +59,16 @@ using serve::loadSuite;
 using serve::parseShapeOption;
 using serve::selectShapes;
 
-/// `--gate URL` of solve and eval: a running `ptxforge serve` checks the
-/// candidates. `device` describes its device (from /healthz) for provenance;
-/// the URL must answer /healthz before anything starts.
-struct RemoteGateSetup {
-  std::shared_ptr<serve::RemoteGate> gate;
-  std::unique_ptr<exec::Executor> device;
+/// Where solve and eval check candidates: an executor of this process
+/// (`--executor`), or with `--gate URL` a running `ptxforge serve` (`remote`),
+/// and then `executor` only describes its device (from /healthz) for
+/// provenance. The URL must answer /healthz before anything starts; an
+/// executor that cannot start is an error naming why.
+struct CheckingSetup {
+  std::unique_ptr<exec::Executor> executor;
+  std::shared_ptr<serve::RemoteGate> remote;
 };
-Result<RemoteGateSetup> connectRemoteGate(const std::string &url);
+Result<CheckingSetup> setUpChecking(const std::string &executorChoice, const std::string &gateUrl);
 /// Registers `--gate URL` (PTXFORGE_GATE) on `command`.
 void addRemoteGateFlag(CLI::App *command, std::string &url);
 

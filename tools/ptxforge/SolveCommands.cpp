@@ -224,18 +224,10 @@ int runSolve(const SolveCli &cli) {
   Result<prompt::TemplateSet> templates =
       prompt::loadTemplates(cli.promptsDir.empty() ? prompt::defaultPromptsDir() : std::filesystem::path(cli.promptsDir));
   if (!templates) return fail(format, templates.error());
-  std::string unavailable;
-  std::unique_ptr<exec::Executor> executor;
-  std::shared_ptr<serve::RemoteGate> remote;
-  if (!cli.gateUrl.empty()) {
-    Result<RemoteGateSetup> connected = connectRemoteGate(cli.gateUrl);
-    if (!connected) return fail(format, connected.error());
-    remote = connected->gate;
-    executor = std::move(connected->device);
-  } else {
-    executor = createExecutor(cli.gate.executor, unavailable);
-  }
-  if (!executor) return fail(format, "no executor: " + unavailable);
+  Result<CheckingSetup> checking = setUpChecking(cli.gate.executor, cli.gateUrl);
+  if (!checking) return fail(format, checking.error());
+  std::unique_ptr<exec::Executor> executor = std::move(checking->executor);
+  std::shared_ptr<serve::RemoteGate> remote = checking->remote;
   Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
   if (!options) return fail(format, options.error());
 
