@@ -8,16 +8,23 @@
 #include "ptx/Parser.h"
 #include "ptx/Printer.h"
 #include "support/InputReader.h"
+#include "tasks/Expression.h"
+#include "tasks/LaunchDirective.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
+#include "toolchain/Occupancy.h"
 #include "toolchain/SassStats.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <memory>
 
 #ifndef PTXFORGE_VERSION
@@ -166,6 +173,98 @@ toolchain::CompileOptions compileOptionsFrom(const FileCli &cli) {
   return options;
 }
 
+/// The occupancy a module's `// @ptxforge` launch directive implies for its
+/// first entry: the block (and dynamic shared memory) must be numbers; the
+/// grid, when it is a number too, gives the waves. nullopt otherwise.
+struct DirectiveOccupancy {
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t dynamicShared = 0;
+  std::optional<int64_t> gridBlocks;
+  const toolchain::ResourceUsage *entry = nullptr;
+  toolchain::Occupancy occupancy;
+};
+
+std::optional<DirectiveOccupancy> directiveOccupancy(const std::string &text, const toolchain::CompileResult &result) {
+  if (!result.ok) return std::nullopt;
+  std::optional<toolchain::SmLimits> limits = toolchain::smLimitsFor(result.arch);
+  if (!limits) return std::nullopt;
+  // No task here: every name on a directive line may be a shape symbol.
+  std::vector<std::string> names;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("@ptxforge") == std::string::npos) continue;
+    for (size_t at = 0; at < line.size();) {
+      if (std::isalpha(static_cast<unsigned char>(line[at])) || line[at] == '_') {
+        size_t end = at;
+        while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) ++end;
+        names.push_back(line.substr(at, end - at));
+        at = end;
+      } else {
+        ++at;
+      }
+    }
+  }
+  if (names.empty()) return std::nullopt;
+  tasks::LaunchDirectiveScan scan = tasks::parseLaunchDirectives(text, names);
+  if (!scan.diagnostics.empty() || !scan.config.blockGiven) return std::nullopt;
+  DirectiveOccupancy out;
+  const std::map<std::string, int64_t> none;
+  for (size_t i = 0; i < 3; ++i) {
+    Result<int64_t> dim = tasks::evaluate(scan.config.block[i], none);
+    if (!dim || *dim <= 0) return std::nullopt;
+    out.block[i] = *dim;
+  }
+  if (scan.config.smemGiven) {
+    Result<int64_t> smem = tasks::evaluate(scan.config.smem, none);
+    if (!smem || *smem < 0) return std::nullopt;
+    out.dynamicShared = *smem;
+  }
+  if (scan.config.gridGiven) {
+    int64_t blocks = 1;
+    bool known = true;
+    for (size_t i = 0; i < 3 && known; ++i) {
+      Result<int64_t> dim = tasks::evaluate(scan.config.grid[i], none);
+      known = dim && *dim > 0;
+      if (known) blocks *= *dim;
+    }
+    if (known) out.gridBlocks = blocks;
+  }
+  for (const toolchain::ResourceUsage &usage : result.functions)
+    if (usage.isEntry && usage.registers >= 0) {
+      out.entry = &usage;
+      break;
+    }
+  if (!out.entry) return std::nullopt;
+  out.occupancy = toolchain::computeOccupancy(*limits, out.entry->registers,
+                                              static_cast<int>(out.block[0] * out.block[1] * out.block[2]),
+                                              out.entry->sharedBytes, static_cast<int>(out.dynamicShared),
+                                              out.gridBlocks.value_or(0));
+  return out;
+}
+
+std::string formatDirectiveOccupancy(const DirectiveOccupancy &o) {
+  return fmt::format("occupancy of {} for the launch directive's block {}x{}x{} ({} B dynamic shared): {}\n",
+                     o.entry->function, o.block[0], o.block[1], o.block[2], o.dynamicShared,
+                     toolchain::describe(o.occupancy));
+}
+
+nlohmann::json directiveOccupancyJson(const std::optional<DirectiveOccupancy> &o) {
+  if (!o) return nullptr;
+  const toolchain::Occupancy &x = o->occupancy;
+  return {{"entry", o->entry->function},
+          {"block", o->block},
+          {"dynamic_shared_bytes", o->dynamicShared},
+          {"grid_blocks", o->gridBlocks ? nlohmann::json(*o->gridBlocks) : nlohmann::json(nullptr)},
+          {"registers", o->entry->registers},
+          {"launchable", x.launchable},
+          {"blocks_per_sm", x.blocksPerSm},
+          {"warps_per_sm", x.warpsPerSm},
+          {"occupancy", x.occupancy},
+          {"limiter", x.limiter},
+          {"waves", x.waves},
+          {"sm_count", x.smCount}};
+}
+
 int runCompile(const FileCli &cli) {
   Result<Input> input = readInput(cli.input);
   if (!input) return fail(cli.format, input.error());
@@ -182,6 +281,7 @@ int runCompile(const FileCli &cli) {
   diagnostics.insert(diagnostics.end(), result.diagnostics.begin(), result.diagnostics.end());
   ptx::sortByLocation(diagnostics);
 
+  const std::optional<DirectiveOccupancy> occupancy = directiveOccupancy(input->text, result);
   std::optional<toolchain::SassStats> sass;
   std::string sassUnavailable = cli.noSass ? "disabled by --no-sass" : "";
   if (result.ok && !cli.noSass) {
@@ -197,9 +297,11 @@ int runCompile(const FileCli &cli) {
     out["stage"] = "compile";
     out["diagnostics"] = toolchain::toJson(diagnostics);
     out["sass"] = sass ? toolchain::toJson(*sass) : nlohmann::json{{"available", false}, {"reason", sassUnavailable}};
+    out["occupancy"] = directiveOccupancyJson(occupancy);
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << ptx::formatDiagnosticsText(diagnostics, input->name, input->text) << formatCompileSummary(result);
+    if (occupancy) std::cout << formatDirectiveOccupancy(*occupancy);
     if (sass)
       std::cout << formatSassSummary(*sass);
     else if (result.ok)
