@@ -191,6 +191,11 @@ std::vector<ptx::Diagnostic> parseCompilerLog(std::string_view log) {
       }
       diagnostic.code = classifyCompilerMessage(parsed->text);
       diagnostic.hint = hintFor(diagnostic.code);
+      // nvJitLink compiles with -c, which ptxas refuses below PTX ISA 3.1:
+      // the module is old, not the instruction.
+      if (contains(lower(parsed->text), "compile only(-c)") && contains(parsed->text, ".version 3.1"))
+        diagnostic.hint = "PTX older than ISA 3.1 is compiled by ptxas only: raise `.version` to 3.1 or later (and "
+                          "`.target` to one this toolkit supports), or compile with `--backend ptxas`";
       specific.push_back(std::move(diagnostic));
       continue;
     }

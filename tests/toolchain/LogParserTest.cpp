@@ -220,3 +220,15 @@ TEST(LogParser, EmptyAndGarbageLogsAreHarmless) {
   ASSERT_EQ(diagnostics.size(), 1u);
   EXPECT_EQ(diagnostics[0].line, 3u);
 }
+
+// nvJitLink refuses PTX older than ISA 3.1 (it compiles with -c): the hint
+// says the module is old, not that an instruction needs another target.
+TEST(LogParser, LegacyPtxGetsItsOwnHint) {
+  std::vector<ptx::Diagnostic> diagnostics =
+      parseCompilerLog("ptxas fatal   : 'Compile only(-c)' requires PTX ISA .version 3.1 or later\n"
+                       "ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (candidate.ptx)\n");
+  ASSERT_FALSE(diagnostics.empty());
+  EXPECT_EQ(diagnostics.front().code, kCodeCompileArch);
+  EXPECT_NE(diagnostics.front().hint.find("--backend ptxas"), std::string::npos) << diagnostics.front().hint;
+  EXPECT_EQ(diagnostics.front().hint.find("sm_90a"), std::string::npos);
+}
