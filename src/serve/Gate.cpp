@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -145,7 +146,7 @@ Error badRequest(std::string message) { return makeError(ErrorKind::InvalidInput
 
 const char *jsonTypeName(const nlohmann::json &value) { return value.type_name(); }
 
-/// Reads an integer member within [low, high].
+/// Reads an integer member that fits [low, high] (the type's range; validate() has the limits).
 template <typename T>
 Result<T> readInteger(const nlohmann::json &value, const std::string &key, long long low, long long high) {
   if (!value.is_number_integer())
@@ -199,19 +200,19 @@ Result<CheckRequest> CheckRequest::fromJson(const nlohmann::json &body, const st
         return badRequest(fmt::format("'seed' must be a non-negative integer, not {}", value.dump()));
       request.seed = value.get<uint64_t>();
     } else if (key == "trials") {
-      Result<int> v = readInteger<int>(value, key, 1, 100);
+      Result<int> v = readInteger<int>(value, key, INT_MIN, INT_MAX);
       if (!v) return v.error();
       request.trials = *v;
     } else if (key == "drawn_shapes") {
-      Result<int> v = readInteger<int>(value, key, 0, 16);
+      Result<int> v = readInteger<int>(value, key, INT_MIN, INT_MAX);
       if (!v) return v.error();
       request.drawnShapes = *v;
     } else if (key == "timing_rounds") {
-      Result<int> v = readInteger<int>(value, key, 1, 1000);
+      Result<int> v = readInteger<int>(value, key, INT_MIN, INT_MAX);
       if (!v) return v.error();
       request.timingRounds = *v;
     } else if (key == "timeout_ms") {
-      Result<uint32_t> v = readInteger<uint32_t>(value, key, 1, 3'600'000);
+      Result<uint32_t> v = readInteger<uint32_t>(value, key, 0, UINT32_MAX);
       if (!v) return v.error();
       request.launchTimeoutMs = *v;
     } else if (key == "arch") {
@@ -236,6 +237,8 @@ Result<CheckRequest> CheckRequest::fromJson(const nlohmann::json &body, const st
   }
   if (request.task.empty()) return badRequest("'task' is missing (a task name, see GET /v1/tasks)");
   if (!haveText) return badRequest("'ptx' (bare PTX) or 'answer' (a model's whole answer) is missing");
+  // The ranges are validate()'s, the one place that states them.
+  if (Result<void> valid = request.validate(); !valid) return valid.error();
   return request;
 }
 

@@ -79,9 +79,7 @@ struct HttpServer::Impl {
                                           service.queueDepth(), seconds)));
   }
 
-  void route(const char *name, const httplib::Request &request, httplib::Response &response,
-             const std::function<void()> &handle) {
-    (void)request;
+  void route(const char *name, httplib::Response &response, const std::function<void()> &handle) {
     try {
       handle();
     } catch (const std::exception &e) {
@@ -164,44 +162,44 @@ struct HttpServer::Impl {
     });
 
     server.Post("/v1/check", [this](const httplib::Request &q, httplib::Response &r) {
-      route("check", q, r, [&] { checkOrReward(Service::Op::Check, q, r); });
+      route("check", r, [&] { checkOrReward(Service::Op::Check, q, r); });
     });
     server.Post("/v1/reward", [this](const httplib::Request &q, httplib::Response &r) {
-      route("reward", q, r, [&] { checkOrReward(Service::Op::Reward, q, r); });
+      route("reward", r, [&] { checkOrReward(Service::Op::Reward, q, r); });
     });
     server.Post("/v1/check/batch", [this](const httplib::Request &q, httplib::Response &r) {
-      route("check_batch", q, r, [&] { batch(q, r); });
+      route("check_batch", r, [&] { batch(q, r); });
     });
     server.Post("/v1/lint", [this](const httplib::Request &q, httplib::Response &r) {
-      route("lint", q, r, [&] {
+      route("lint", r, [&] {
         if (std::optional<nlohmann::json> body = parseBody(q, r)) send(r, lintJson(*body));
       });
     });
     server.Post("/v1/compile", [this](const httplib::Request &q, httplib::Response &r) {
-      route("compile", q, r, [&] {
+      route("compile", r, [&] {
         if (std::optional<nlohmann::json> body = parseBody(q, r)) send(r, compileJson(*body));
       });
     });
     server.Post("/v1/extract", [this](const httplib::Request &q, httplib::Response &r) {
-      route("extract", q, r, [&] {
+      route("extract", r, [&] {
         if (std::optional<nlohmann::json> body = parseBody(q, r)) send(r, extractJson(*body));
       });
     });
-    server.Get("/v1/tasks", [this](const httplib::Request &q, httplib::Response &r) {
-      route("tasks", q, r, [&] { send(r, {200, tasksJson(service.suite())}); });
+    server.Get("/v1/tasks", [this](const httplib::Request &, httplib::Response &r) {
+      route("tasks", r, [&] { send(r, {200, tasksJson(service.suite())}); });
     });
     server.Get(R"(/v1/tasks/([A-Za-z0-9_.\-]+))", [this](const httplib::Request &q, httplib::Response &r) {
-      route("task", q, r, [&] {
+      route("task", r, [&] {
         Result<const tasks::TaskSpec *> task = findTask(service.suite(), q.matches[1].str());
         if (!task) return send(r, errorReply(task.error()));
         send(r, {200, nlohmann::json::parse(taskJson(**task).dump())});
       });
     });
-    server.Get("/healthz", [this](const httplib::Request &q, httplib::Response &r) {
-      route("healthz", q, r, [&] { send(r, {200, service.health()}); });
+    server.Get("/healthz", [this](const httplib::Request &, httplib::Response &r) {
+      route("healthz", r, [&] { send(r, {200, service.health()}); });
     });
-    server.Get("/metrics", [this](const httplib::Request &q, httplib::Response &r) {
-      route("metrics", q, r, [&] {
+    server.Get("/metrics", [this](const httplib::Request &, httplib::Response &r) {
+      route("metrics", r, [&] {
         r.status = 200;
         r.set_content(service.metrics().render(service.queueDepth(), service.running(), service.workerCount()),
                       "text/plain; version=0.0.4");

@@ -197,9 +197,6 @@ void Service::shutdown() {
   std::deque<Job> abandoned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ && queue_.empty()) {
-      // already stopped (or stopping): just make sure the threads are joined below
-    }
     stopping_ = true;
     abandoned.swap(queue_);
   }

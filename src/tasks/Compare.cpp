@@ -1,16 +1,15 @@
 // Compare: tolerance checks and mismatch reporting.
 #include "tasks/Compare.h"
 
+#include "support/Parallel.h"
 #include "tasks/Inputs.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 namespace ptxforge::tasks {
@@ -135,26 +134,13 @@ CompareResult compareBuffers(ElementType type, const void *got, const void *want
   // Large buffers are compared in chunks on all cores, then merged in order:
   // the result is the one a single pass gives.
   constexpr size_t kChunk = size_t{1} << 18;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const size_t chunks = (count + kChunk - 1) / kChunk;
-  const unsigned workers = static_cast<unsigned>(std::min<size_t>(threads, chunks));
-  CompareResult result;
-  if (workers <= 1) {
-    result = compareRange(type, got, want, 0, count, tolerance);
-  } else {
-    std::vector<CompareResult> parts(chunks);
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t chunk = next++; chunk < chunks; chunk = next++)
-        parts[chunk] = compareRange(type, got, want, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), tolerance);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread &thread : pool) thread.join();
-    result = std::move(parts[0]);
-    for (size_t chunk = 1; chunk < chunks; ++chunk) merge(result, std::move(parts[chunk]));
-  }
+  const size_t chunks = std::max<size_t>(1, (count + kChunk - 1) / kChunk);
+  std::vector<CompareResult> parts(chunks);
+  forEachChunk(chunks, threads, [&](size_t chunk) {
+    parts[chunk] = compareRange(type, got, want, chunk * kChunk, std::min(count, (chunk + 1) * kChunk), tolerance);
+  });
+  CompareResult result = std::move(parts[0]);
+  for (size_t chunk = 1; chunk < chunks; ++chunk) merge(result, std::move(parts[chunk]));
   result.count = count;
   result.passed = result.mismatches == 0;
   return result;

@@ -1,14 +1,14 @@
 // Inputs: PRNG, distributions and half-precision conversions.
 #include "tasks/Inputs.h"
 
+#include "support/Parallel.h"
+
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <vector>
 
 namespace ptxforge::tasks {
@@ -257,22 +257,9 @@ std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint
   // Every element depends on (stream, index) alone, so that the buffer can be
   // cut into chunks generated side by side with the same bytes as one pass.
   constexpr size_t kChunk = size_t{1} << 18; // even: a normal pair never straddles two chunks
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const size_t chunks = (elements + kChunk - 1) / kChunk;
-  const unsigned workers = static_cast<unsigned>(std::min<size_t>(threads, chunks));
-  if (workers <= 1) {
-    generateRange(out, param, init, stream, 0, elements, elements);
-    return out;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t chunk = next++; chunk < chunks; chunk = next++)
-      generateRange(out, param, init, stream, chunk * kChunk, std::min(elements, (chunk + 1) * kChunk), elements);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread &thread : pool) thread.join();
+  forEachChunk((elements + kChunk - 1) / kChunk, threads, [&](size_t chunk) {
+    generateRange(out, param, init, stream, chunk * kChunk, std::min(elements, (chunk + 1) * kChunk), elements);
+  });
   return out;
 }
 
