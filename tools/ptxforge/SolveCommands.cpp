@@ -68,6 +68,7 @@ struct SolveCli {
   int64_t runId = 0;
   size_t limit = 20;
   std::string reportFormat = "both";
+  bool full = false; ///< show: prompts, completions and PTX in the JSON
   /// solve: the budget flags given on the command line (a resume applies only those).
   std::set<std::string> given;
 };
@@ -276,8 +277,10 @@ int runShow(const SolveCli &cli) {
   if (!store) return fail(cli.gate.format, store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
   if (!data) return fail(cli.gate.format, data.error());
+  if (cli.full && cli.gate.format != "json") return fail(cli.gate.format, "--full goes with --format json");
   if (cli.gate.format == "json")
-    std::cout << runDataJson(*data).dump(2) << '\n';
+    // Stored model text may hold invalid UTF-8 (an exec model's raw stdout): replaced, not thrown on.
+    std::cout << runDataJson(*data, cli.full).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     std::cout << report::markdownReport(*data);
   return kExitOk;
@@ -365,6 +368,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
   showCommand->add_option("run", cli.runId, "Run id (see `ptxforge runs`)")->required();
   addStoreFlag(showCommand, cli.storePath);
   addFormatFlag(showCommand, cli.gate.format);
+  showCommand->add_flag("--full", cli.full, "With --format json: every attempt's prompt messages, completion and PTX");
   showCommand->callback([&exitCode, shared] { exitCode = runShow(*shared); });
 
   CLI::App *reportCommand = app.add_subcommand("report", "Write a run's report as Markdown and self-contained HTML");

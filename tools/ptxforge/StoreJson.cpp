@@ -16,7 +16,7 @@ nlohmann::json bestOf(const store::RunRecord &run) {
   return run.summary.contains("best") ? run.summary["best"] : nlohmann::json(nullptr);
 }
 
-nlohmann::json attemptJson(const store::AttemptRow &row) {
+nlohmann::json attemptJson(const store::AttemptRow &row, bool full) {
   nlohmann::json a = {{"round", row.prompt.round},
                       {"slot", row.prompt.slot},
                       {"kind", row.prompt.kind},
@@ -39,6 +39,12 @@ nlohmann::json attemptJson(const store::AttemptRow &row) {
                    {"summary", row.result->summary},
                    {"speedup", orNull(row.result->speedup)},
                    {"registers", orNull(row.result->registers)}};
+  if (full) {
+    // What the model saw and wrote, and the module taken out of it (show --full).
+    a["messages"] = row.prompt.request.contains("messages") ? row.prompt.request["messages"] : nlohmann::json(nullptr);
+    if (row.completion) a["completion"]["text"] = row.completion->text;
+    if (row.candidate) a["candidate"]["ptx"] = row.candidate->ptx;
+  }
   return a;
 }
 
@@ -72,9 +78,9 @@ std::string runListText(const std::vector<store::RunRecord> &runs) {
   return out;
 }
 
-nlohmann::json runDataJson(const store::RunData &data) {
+nlohmann::json runDataJson(const store::RunData &data, bool full) {
   nlohmann::json attempts = nlohmann::json::array();
-  for (const store::AttemptRow &row : data.attempts) attempts.push_back(attemptJson(row));
+  for (const store::AttemptRow &row : data.attempts) attempts.push_back(attemptJson(row, full));
   return {{"id", data.run.id},
           {"created_at", data.run.createdAt},
           {"updated_at", data.run.updatedAt},

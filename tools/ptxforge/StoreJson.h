@@ -15,8 +15,9 @@ namespace ptxforge::cli {
 nlohmann::json runListJson(const std::vector<store::RunRecord> &runs);
 /// `runs`: the table, one line per run.
 std::string runListText(const std::vector<store::RunRecord> &runs);
-/// `show --format json`: the run and every attempt with its stage.
-nlohmann::json runDataJson(const store::RunData &data);
+/// `show --format json`: the run and every attempt with its stage; `full`
+/// adds each attempt's prompt messages, completion text and PTX (show --full).
+nlohmann::json runDataJson(const store::RunData &data, bool full = false);
 /// summary.json of a solve run.
 nlohmann::json runSummaryJson(const store::RunData &data, int64_t runId, const nlohmann::json &summary);
 

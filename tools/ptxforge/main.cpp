@@ -4,6 +4,7 @@
 // Exit codes: 0 no errors, 1 the input has errors, 2 usage or I/O problems.
 #include "Commands.h"
 #include "EvalCommands.h"
+#include "ExportCommand.h"
 #include "Output.h"
 #include "RunCommand.h"
 #include "ServeCommand.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerEvalCommands(app, exitCode);
   ptxforge::cli::registerRunCommand(app, exitCode);
   ptxforge::cli::registerServeCommand(app, exitCode);
+  ptxforge::cli::registerExportCommand(app, exitCode);
   ptxforge::cli::ignoreSigpipe();
 
   try {
