@@ -341,6 +341,15 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"atom red", "v2 v4 v8", 90, false, 81},
     {"atom", "b128", 90, false, 83},
     {"fence", "async mbarrier_init", 90, false, 80},
+    // Gates measured with ptxas 13.0 (tests/golden/gates/hopper.probes): the
+    // `::cta` spellings of the shared window came with PTX ISA 7.8, `.relaxed`
+    // on the waiting and arriving mbarrier forms with 8.6, ...
+    {"*", "shared::cta", 0, false, 78},
+    {"mbarrier.arrive mbarrier.arrive_drop mbarrier.test_wait mbarrier.try_wait", "relaxed", 90, false, 86},
+    {"mbarrier.test_wait", "parity", 0, false, 71},
+    {"barrier.cluster", "relaxed", 90, false, 80},
+    {"cp.async.bulk", "cp_mask", 100, false, 86},
+    {"fence", "tensormap::generic", 90, false, 83},
     {"mbarrier.arrive mbarrier.arrive_drop", "expect_tx release", 90, false, 80},
     {"mbarrier.test_wait mbarrier.try_wait", "acquire", 90, false, 80},
     {"redux.sync", "f32", 100, true, 86, "100 103"},

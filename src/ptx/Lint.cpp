@@ -336,6 +336,7 @@ std::string featureAlternative(const std::string &entry, const std::string &modi
   if (entry == "cp.async") return "or copy through registers (ld.global + st.shared) on older targets";
   if (entry == "redux.sync") return "or reduce with a shfl.sync.bfly tree on older targets";
   if (entry == "elect.sync") return "or pick a leader lane with activemask + bfind";
+  if (entry == "cluster") return "or drop the cluster (thread block clusters exist from sm_90 on)";
   if (entry.rfind("wgmma", 0) == 0) return "or use mma.sync on non-sm_90a targets";
   if (modifier == "bf16" || modifier == "bf16x2") return "or compute in f32 (cvt.f32.bf16, then cvt.rn.bf16.f32)";
   if (entry == "tanh") return "or compute tanh from ex2.approx and rcp";
@@ -577,10 +578,17 @@ private:
   }
 
   void lintFunction(const Function &function) {
-    for (const TuningDirective &tuning : function.tuning)
+    for (const TuningDirective &tuning : function.tuning) {
       if (tuning.name == "noreturn" && function.isEntry)
         error("invalid-declaration", tuning.loc, "`.noreturn` applies to `.func` only: a kernel always returns",
               "remove `.noreturn` from `" + function.name + "`");
+      if (tuning.name == "reqnctapercluster" || tuning.name == "explicitcluster" || tuning.name == "maxclusterrank") {
+        ArchGate gate;
+        gate.sm = 90;
+        gate.ptx = 78;
+        checkGate(tuning.loc, Requirement{gate, "`." + tuning.name + "`"}, "cluster");
+      }
+    }
     FunctionState state;
     state.function = &function;
 
@@ -978,6 +986,7 @@ private:
       checkArch(in, *match);
       checkWarpSync(in, *match);
       checkVectorAccess(in, *match);
+      checkAsyncForms(in, *match);
       checkOperandCount(in, *match);
       expects = operandExpectations(in, *match);
     }
@@ -1076,6 +1085,12 @@ private:
                                                             "%cluster_nctaid", "%clusterid", "%nclusterid"};
     static const std::unordered_set<std::string> wide = {"%clock64", "%globaltimer", "%gridid", "%current_graph_exec"};
     bool is64 = wide.count(base) || (startsWith(base, "%pm") && base.size() > 3 && base.substr(base.size() - 3) == "_64");
+    if (startsWith(base, "%cluster") || base == "%nclusterid" || base == "%is_explicit_cluster") {
+      ArchGate gate;
+      gate.sm = 90;
+      gate.ptx = 78;
+      checkGate(operand.loc, Requirement{gate, "`" + base + "`"}, "cluster");
+    }
     if (vectors.count(base) && base == operand.name) {
       error("special-register-operand", operand.loc,
             "special register `" + base + "` is a vector; name a component (`" + base + ".x`, `.y` or `.z`)",
@@ -1347,6 +1362,40 @@ private:
     gate.sm = 100;
     gate.ptx = 88;
     checkGate(in.loc, Requirement{gate, "256-bit `" + op + "`"}, "");
+  }
+
+  /// Gates and operand rules of the sm_90 asynchronous forms that depend on
+  /// more than one modifier, or on an operand (measured with ptxas 13.0:
+  /// tests/golden/gates/hopper.probes).
+  void checkAsyncForms(const Instruction &in, const OpcodeMatch &match) {
+    const std::string &op = match.entry->name;
+    if (op == "cp.async.bulk" || op == "cp.async.bulk.tensor") {
+      // The first state space is the destination; `.shared::cta` there came with PTX ISA 8.6.
+      for (size_t i = match.consumed; i < in.modifiers.size(); ++i) {
+        const std::string &m = in.modifiers[i];
+        if (m != "global" && m != "shared::cta" && m != "shared::cluster") continue;
+        if (m == "shared::cta") {
+          ArchGate gate;
+          gate.sm = 90;
+          gate.ptx = 86;
+          checkGate(in.loc, Requirement{gate, "`.shared::cta` as the destination of `" + op + "`"}, "");
+        }
+        break;
+      }
+    } else if ((op == "mbarrier.arrive" || op == "mbarrier.arrive_drop") && !hasModifier(in, "noComplete") &&
+               !hasModifier(in, "expect_tx") && in.operands.size() == 3) {
+      // A count operand without `.noComplete` is sm_90's form.
+      ArchGate gate;
+      gate.sm = 90;
+      checkGate(in.loc, Requirement{gate, "`" + op + "` with a count operand (without `.noComplete`)"}, "");
+    } else if (op == "setmaxnreg" && !in.operands.empty() && in.operands[0].kind == Operand::Kind::Integer) {
+      int64_t count = in.operands[0].intValue;
+      if (count < 24 || count > 256 || count % 8 != 0)
+        error("invalid-immediate", in.operands[0].loc,
+              "`" + dotted(in) + "` sets the per-thread register count to " + std::to_string(count) +
+                  "; it must be a multiple of 8 from 24 to 256",
+              "use " + std::to_string(std::clamp<int64_t>((count + 7) / 8 * 8, 24, 256)));
+    }
   }
 
   /// Memory instructions whose address is `.global` or generic (no state
