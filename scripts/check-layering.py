@@ -30,6 +30,7 @@ DEPENDS = {
     "solve": ["llm", "prompt", "verify", "store"],
     "eval": ["solve", "report"],
     "serve": ["prompt", "verify"],
+    "corpus": ["tasks"],  # NVRTC through tasks, the PTX compiler through toolchain; the gate is the CLI's
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([A-Za-z0-9_]+)/')

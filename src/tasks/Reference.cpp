@@ -59,21 +59,18 @@ Result<std::string> virtualArch(std::string_view arch) {
   return "compute_" + std::string(arch.substr(3));
 }
 
-struct NvrtcOutput {
-  std::string ptx;
-  std::string log;
-};
-
-Result<NvrtcOutput> runNvrtc(std::string_view source, std::string_view arch) {
+Result<NvrtcOutput> runNvrtc(std::string_view source, std::string_view arch, const std::string &fileName = "reference.cu",
+                             const std::vector<std::string> &extraOptions = {}) {
   Result<std::string> compute = virtualArch(arch);
   if (!compute) return compute.error();
   std::string sourceText(source); // nvrtcCreateProgram wants a NUL-terminated string
   nvrtcProgram raw = nullptr;
-  if (nvrtcResult rc = nvrtcCreateProgram(&raw, sourceText.c_str(), "reference.cu", 0, nullptr, nullptr);
+  if (nvrtcResult rc = nvrtcCreateProgram(&raw, sourceText.c_str(), fileName.c_str(), 0, nullptr, nullptr);
       rc != NVRTC_SUCCESS)
     return makeError(ErrorKind::Internal, describeCall("nvrtcCreateProgram", rc));
   ProgramHandle program(raw);
   std::vector<std::string> options = nvrtcOptions(arch);
+  options.insert(options.end(), extraOptions.begin(), extraOptions.end());
   std::vector<const char *> optionPointers;
   for (const std::string &option : options) optionPointers.push_back(option.c_str());
   nvrtcResult compiled =
@@ -81,7 +78,7 @@ Result<NvrtcOutput> runNvrtc(std::string_view source, std::string_view arch) {
   Result<std::string> log = programLog(program.get());
   if (!log) return log.error();
   if (compiled == NVRTC_ERROR_COMPILATION)
-    return makeError(ErrorKind::Compile, "NVRTC rejected reference.cu:\n" + *log);
+    return makeError(ErrorKind::Compile, "NVRTC rejected " + fileName + ":\n" + *log);
   if (compiled != NVRTC_SUCCESS)
     return makeError(ErrorKind::Internal, describeCall("nvrtcCompileProgram", compiled) + (log->empty() ? "" : ":\n" + *log));
   size_t ptxSize = 0;
@@ -191,6 +188,11 @@ Result<std::string> nvrtcVersionString() {
   if (nvrtcResult rc = nvrtcVersion(&major, &minor); rc != NVRTC_SUCCESS)
     return makeError(ErrorKind::Internal, describeCall("nvrtcVersion", rc));
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+Result<NvrtcOutput> compileCudaSource(std::string_view source, const std::string &fileName, std::string_view arch,
+                                      const std::vector<std::string> &extraOptions) {
+  return runNvrtc(source, arch, fileName, extraOptions);
 }
 
 Result<CompiledReference> compileReferenceSource(std::string_view source, std::string_view kernelName,

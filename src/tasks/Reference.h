@@ -44,6 +44,20 @@ bool writeFileAtomically(const std::filesystem::path &path, std::string_view dat
 /// C++17, nvcc's default optimisation, the toolkit headers on the include path.
 std::vector<std::string> nvrtcOptions(std::string_view arch);
 
+/// NVRTC's output for one translation unit.
+struct NvrtcOutput {
+  std::string ptx;
+  std::string log; ///< NVRTC's program log (warnings)
+};
+
+/// Compiles any CUDA `source` (called `fileName` in NVRTC's messages) to PTX
+/// for `arch` with nvrtcOptions(arch) followed by `extraOptions` (e.g. "-G",
+/// "--use_fast_math", "--include-path=DIR"). NVRTC rejecting the source is
+/// ErrorKind::Compile with its log; an option NVRTC does not know is an Error
+/// whose message carries NVRTC's log (which names the option).
+Result<NvrtcOutput> compileCudaSource(std::string_view source, const std::string &fileName, std::string_view arch,
+                                      const std::vector<std::string> &extraOptions = {});
+
 /// "NVRTC 13.0"; an Error when nvrtcVersion fails.
 Result<std::string> nvrtcVersionString();
 

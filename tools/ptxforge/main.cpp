@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 no errors, 1 the input has errors, 2 usage or I/O problems.
 #include "Commands.h"
+#include "CorpusCommand.h"
 #include "EvalCommands.h"
 #include "ExportCommand.h"
 #include "Output.h"
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerEvalCommands(app, exitCode);
   ptxforge::cli::registerRunCommand(app, exitCode);
   ptxforge::cli::registerServeCommand(app, exitCode);
+  ptxforge::cli::registerCorpusCommand(app, exitCode);
   ptxforge::cli::registerExportCommand(app, exitCode);
   ptxforge::cli::ignoreSigpipe();
 
