@@ -3,6 +3,7 @@
 #include "emu/Decoder.h"
 
 #include "emu/Arith.h"
+#include "emu/Async.h"
 #include "emu/Initializer.h"
 #include "emu/Machine.h"
 #include "ptx/Printer.h"
@@ -759,7 +760,7 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
     inst.guard = guard->slot;
     inst.guardNegated = instruction.guardNegated;
   }
-  bool handled = decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) || decodeWarp(ctx);
+  bool handled = decodeAsync(ctx) || decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) || decodeWarp(ctx);
   if (!ctx.error.empty()) return ctx.errorIsUnsupported ? unsupportedAt(inst.line, ctx.error) : errorAt(inst.line, ctx.error);
   if (!handled)
     return unsupportedAt(inst.line, fmt::format("the emulator does not implement '{}'",
@@ -824,6 +825,8 @@ Result<void> ModuleDecoder::finish() {
     else slot += registerBase;
   };
   for (Inst &inst : program_.code) {
+    program_.usesAsync = program_.usesAsync || usesAsyncState(inst);
+    program_.bulkReadsShared = program_.bulkReadsShared || readsSharedInBulk(inst);
     for (unsigned i = 0; i < unsigned(inst.ndst) + inst.nsrc; ++i) remap(inst.ops[i].slot);
     remap(inst.addrSlot);
     remap(inst.addrSlot2);

@@ -80,5 +80,6 @@ using FamilyDecoder = bool (*)(DecodeContext &ctx);
 bool decodeAlu(DecodeContext &ctx);     ///< ExecAlu.cpp: integer, float, half, compare, select, cvt, mov
 bool decodeMemory(DecodeContext &ctx);  ///< ExecMemory.cpp: ld/st/atom/red/cvta/cp.async/fences/ldmatrix
 bool decodeWarp(DecodeContext &ctx);    ///< ExecWarp.cpp: shfl/vote/match/redux/bar.warp.sync/mma
+bool decodeAsync(DecodeContext &ctx);   ///< ExecAsync.cpp: mbarrier, cp.async.bulk, proxy fences, setmaxnreg
 
 } // namespace ptxforge::emu

@@ -11,6 +11,8 @@
 // blocks lanes until all live threads of the CTA have arrived.
 #include "emu/Machine.h"
 
+#include "emu/Async.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,6 +35,7 @@ struct HostThread {
   std::vector<uint32_t> sharedWritten;
   std::vector<Warp> warps;
   uint32_t epoch = 0;
+  AsyncState async; ///< for programs that use mbarriers or bulk copies
 };
 
 /// Fills `bytes` with garbage derived from `seed` (8 bytes per hash).
@@ -193,6 +196,22 @@ void WarpRunner::run() {
       ++pc_;
       break;
     case Op::Nop: ++pc_; break;
+    case Op::MbarrierWait:
+      if (active) {
+        initcheck(in, active);
+        in.exec(w_, in, active);
+        markWritten(in, active);
+        if (w_.aborted()) return;
+      }
+      ++pc_;
+      if (w_.yield) {
+        // The wait failed for some lane: its result is false, and the warps
+        // that would complete the phase get to run before it asks again.
+        w_.yield = false;
+        storeGroupPc(pc_);
+        return;
+      }
+      break;
     case Op::Bra:
       if (active == cur_) {
         storeGroupPc(in.target);
@@ -327,7 +346,8 @@ void WarpRunner::run() {
 
 /// Releases the barriers every waiting thread has reached; false on a
 /// deadlock (reported) or a synccheck failure.
-bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint32_t liveThreads) {
+bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint32_t liveThreads,
+                     bool reportDeadlock = true) {
   Launch &launch = *cta.launch;
   const Program &program = *launch.program;
   // Count the waiting threads per barrier id.
@@ -394,8 +414,11 @@ bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint3
   }
   if (released) {
     cta.epoch = ++host.epoch;
+    if (cta.async) asyncBarrierRelease(*cta.async);
     return true;
   }
+  // Warps that still run (waiting on an mbarrier) may yet arrive.
+  if (!reportDeadlock) return true;
   // Nothing can be released: a deadlock.
   for (Warp &w : warps) {
     if (!w.blocked) continue;
@@ -432,6 +455,11 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   cta.sharedWritten = &host.sharedWritten;
   cta.epoch = ++host.epoch;
   cta.firstEpoch = cta.epoch;
+  if (program.usesAsync) {
+    host.async.reset((static_cast<uint32_t>(launch.block.count()) + kWarpSize - 1) / kWarpSize, sharedBytes,
+                     program.bulkReadsShared, &host.epoch);
+    cta.async = &host.async;
+  }
 
   uint32_t threads = static_cast<uint32_t>(launch.block.count());
   uint32_t warpCount = (threads + kWarpSize - 1) / kWarpSize;
@@ -510,18 +538,33 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
     w.steps = 0;
   }
 
+  // Rounds in which every warp that ran stopped at a failed mbarrier wait and
+  // no mbarrier changed: past this many, the waits can never succeed.
+  constexpr uint32_t kIdleRoundsForDeadlock = 1u << 12;
+  uint32_t idleRounds = 0;
   for (;;) {
+    bool yielded = false;
+    uint64_t changes = cta.async ? cta.async->changes : 0;
     for (Warp &w : host.warps) {
       if (w.live & ~w.blocked) {
         WarpRunner runner(w);
         runner.run();
+        // A warp only comes back with runnable lanes when a wait failed.
+        yielded = yielded || (w.live & ~w.blocked) != 0;
       }
       if (launch.aborted.load(std::memory_order_relaxed)) return;
     }
     uint32_t liveThreads = 0;
     for (Warp &w : host.warps) liveThreads += static_cast<uint32_t>(std::popcount(w.live));
     if (liveThreads == 0) return;
-    if (!resolveBarriers(cta, host, host.warps, liveThreads)) return;
+    uint32_t epochBefore = cta.epoch;
+    if (!resolveBarriers(cta, host, host.warps, liveThreads, !yielded)) return;
+    if (!yielded) continue;
+    idleRounds = cta.async->changes == changes && cta.epoch == epochBefore ? idleRounds + 1 : 0;
+    if (idleRounds >= kIdleRoundsForDeadlock) {
+      asyncDeadlock(cta, host.warps);
+      return;
+    }
   }
 }
 

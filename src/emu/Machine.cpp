@@ -1,6 +1,8 @@
 // Memory translation with memcheck and racecheck, and fault reporting.
 #include "emu/Machine.h"
 
+#include "emu/Async.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -264,6 +266,9 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
         }
       }
     }
+    if (cta->async && !atomic &&
+        !asyncSharedAccess(*this, inst, lane, static_cast<uint32_t>(address), bytes, write))
+      return nullptr;
     return shared.data() + address;
   }
   case Space::Local:

@@ -136,6 +136,7 @@ struct SharedShadow {
 };
 
 struct Cta;
+struct AsyncState;
 
 /// One warp's registers and scheduling state.
 struct Warp {
@@ -157,6 +158,7 @@ struct Warp {
   uint32_t barrierPc[kWarpSize] = {};
   std::vector<uint32_t> callStack[kWarpSize];
   uint64_t steps = 0;
+  bool yield = false;    ///< a wait failed: let the CTA's other warps run (Op::MbarrierWait)
 
   uint64_t *row(uint32_t slot) { return regs + size_t(slot) * kWarpSize; }
   const uint64_t *row(uint32_t slot) const { return regs + size_t(slot) * kWarpSize; }
@@ -207,6 +209,7 @@ struct Cta {
     uint32_t id = 0, count = 0; ///< bar.arrive: threads that arrived without waiting
   };
   std::vector<Arrival> arrivals;
+  AsyncState *async = nullptr; ///< mbarriers and bulk copies (Async.h), when the program uses them
 };
 
 /// Runs every CTA of `launch` (in parallel on the host's cores). Faults and

@@ -65,6 +65,7 @@ enum class Op : uint8_t {
   WarpSync,  ///< a warp collective (shfl/vote/match/redux/bar.warp.sync): exec runs once convergence holds
   Trap,      ///< trap: the kernel aborts
   Nop,       ///< membar/fence/prefetch/pragmas: ordering only (the emulator is sequentially consistent)
+  MbarrierWait, ///< mbarrier.test_wait/try_wait: exec sets the result; a failed wait lets the CTA's other warps run
 };
 
 struct Warp;
@@ -193,6 +194,11 @@ struct Program {
   /// fixed by the executor (globalImageBase) before decoding finishes.
   std::vector<uint8_t> globalImage;
   uint64_t globalImageBase = 0;
+  /// The program uses mbarriers or bulk copies (each CTA gets AsyncState,
+  /// Async.h), and copies shared memory out in bulk (generic shared writes
+  /// are stamped for the proxy-fence check).
+  bool usesAsync = false;
+  bool bulkReadsShared = false;
   /// Module-scope .global variables: name -> (offset in globalImage, bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> globalVariables;
 

@@ -1,0 +1,126 @@
+// The sm_90 asynchronous machinery of one CTA: mbarrier objects, the bulk
+// copies still in flight as far as the sanitizers are concerned, bulk async
+// groups, and the proxy fences. Only a program that uses them gets this state
+// (Program::usesAsync); the interpreter's paths for other programs do not
+// change. ExecAsync.cpp implements the instructions and the checks.
+//
+// The emulator performs a bulk copy when it is issued (as it does cp.async),
+// so results never depend on timing; what the hardware leaves undefined is
+// found by the checks instead:
+//   - a generic access to shared memory that a bulk copy writes, by a warp that
+//     has not yet observed (mbarrier.try_wait/test_wait, or a CTA barrier after
+//     a thread that did) the completion of the mbarrier phase the copy
+//     completes: the data may not have arrived;
+//   - a bulk copy out of shared memory (to global) that reads bytes a thread
+//     wrote through the generic proxy with no fence.proxy.async after the
+//     write: the copy engine may not see them;
+//   - a generic write to shared memory that a bulk copy out of it may still be
+//     reading (no cp.async.bulk.wait_group.read since);
+//   - mbarrier misuse: an operation on an object mbarrier.init did not
+//     initialize, more arrivals than the phase awaits, a tx-count out of range,
+//     a generic write over a live object; and waits that can never succeed.
+#pragma once
+
+#include "emu/Program.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ptxforge::emu {
+
+struct Warp;
+struct Cta;
+
+/// One mbarrier object (8 bytes of shared memory at `offset`).
+struct Mbarrier {
+  uint32_t offset = 0;
+  uint32_t expected = 0; ///< arrivals per phase (mbarrier.init's count, less arrive_drop)
+  uint32_t pending = 0;  ///< arrivals the current phase still awaits
+  int64_t tx = 0;        ///< the current phase's tx-count
+  uint64_t phase = 0;    ///< phases completed so far (the current phase's index)
+  uint32_t initLine = 0;
+  /// Per warp of the CTA: the phases this warp has seen complete (a wait that
+  /// succeeded, or a CTA barrier after a warp that had).
+  std::vector<uint64_t> observed;
+};
+
+/// Shared memory a bulk copy wrote, not yet known to every warp to be there.
+struct AsyncWrite {
+  uint32_t begin = 0, end = 0; ///< shared offsets [begin, end)
+  uint32_t barrier = 0;        ///< the mbarrier's offset
+  uint64_t phase = 0;          ///< the copy completes phase `phase` of it
+  uint32_t line = 0;
+  uint32_t thread = 0;         ///< issuing thread (linear in the CTA)
+};
+
+/// Shared memory a bulk copy to global reads until its bulk async-group is
+/// waited for with cp.async.bulk.wait_group(.read).
+struct AsyncRead {
+  uint32_t begin = 0, end = 0;
+  uint32_t group = 0; ///< the issuing thread's bulk-group index the copy belongs to
+  uint32_t line = 0;
+  uint32_t thread = 0;
+};
+
+struct AsyncState {
+  std::vector<Mbarrier> barriers;
+  std::vector<AsyncWrite> writes;
+  std::vector<AsyncRead> reads;
+  /// Bytes [trackedBegin, trackedEnd) hold every barrier, write and read:
+  /// a shared access outside them needs no look at the lists.
+  uint32_t trackedBegin = UINT32_MAX, trackedEnd = 0;
+
+  /// Per warp: fence.proxy.async executed so far (any lane).
+  std::vector<uint32_t> proxyFences;
+  /// Per thread: bulk async-groups committed so far.
+  std::vector<uint32_t> committedGroups;
+  /// Per shared byte, only when the program copies shared memory out in bulk:
+  /// the last generic write (kStampValid | warp << 25 | lane << 20 | the
+  /// warp's proxy fences at the write, 20 bits), 0 when none or when an
+  /// asynchronous write replaced it; and that write's line.
+  std::vector<uint32_t> genericStamp;
+  std::vector<uint32_t> genericLine;
+  static constexpr uint32_t kStampValid = 1u << 31;
+
+  /// Per warp: where its last failed wait was (for a deadlock report).
+  struct Wait {
+    uint32_t pc = kNoPc;
+    uint32_t barrier = 0;
+    unsigned lane = 0;
+  };
+  std::vector<Wait> waits;
+
+  /// Bumped by every change of an mbarrier (init, arrive, tx, inval): rounds
+  /// of failed waits without a change are a deadlock.
+  uint64_t changes = 0;
+  /// The host thread's epoch counter (racecheck): a wait that observes a new
+  /// phase starts a new epoch, as a CTA barrier does.
+  uint32_t *epochSource = nullptr;
+
+  /// Resets for a CTA of `warps` warps with `sharedBytes` bytes of shared memory.
+  void reset(uint32_t warps, size_t sharedBytes, bool stamps, uint32_t *epochCounter);
+  Mbarrier *find(uint32_t offset);
+  void track(uint32_t begin, uint32_t end) {
+    if (begin < trackedBegin) trackedBegin = begin;
+    if (end > trackedEnd) trackedEnd = end;
+  }
+};
+
+/// The async checks of a generic shared access (Warp::access); false after a
+/// fatal finding. Called only when the CTA has AsyncState.
+bool asyncSharedAccess(Warp &warp, const Inst &inst, unsigned lane, uint32_t offset, uint32_t bytes, bool write);
+
+/// At a CTA barrier's release: what one warp had observed, every warp has.
+void asyncBarrierRelease(AsyncState &state);
+
+/// A report for a CTA whose remaining warps only fail mbarrier waits, with no
+/// change to any mbarrier for many rounds: reports a fatal synccheck finding.
+void asyncDeadlock(Cta &cta, std::vector<Warp> &warps);
+
+/// Whether an instruction uses the asynchronous machinery (so the program
+/// needs AsyncState), and whether it copies shared memory out in bulk (so the
+/// generic writes need stamps).
+bool usesAsyncState(const Inst &inst);
+bool readsSharedInBulk(const Inst &inst);
+
+} // namespace ptxforge::emu

@@ -1,0 +1,771 @@
+// The sm_90 asynchronous family: mbarrier (init, inval, arrive, arrive_drop,
+// expect_tx, complete_tx, test_wait/try_wait with a state or a parity,
+// pending_count), cp.async.mbarrier.arrive, the non-tensor bulk copies
+// (cp.async.bulk global→shared with mbarrier::complete_tx::bytes, shared→global
+// with bulk_group, shared::cta→shared::cluster), bulk async-groups,
+// fence.proxy.async, and setmaxnreg (a no-op with its range check). See
+// Async.h for the model: copies happen when issued; the checks find what the
+// hardware would leave undefined.
+#include "emu/Async.h"
+#include "emu/Decoder.h"
+#include "emu/Machine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <optional>
+
+namespace ptxforge::emu {
+
+// ---------------------------------------------------------------------------
+// State
+
+void AsyncState::reset(uint32_t warps, size_t sharedBytes, bool stamps, uint32_t *epochCounter) {
+  barriers.clear();
+  writes.clear();
+  reads.clear();
+  trackedBegin = UINT32_MAX;
+  trackedEnd = 0;
+  proxyFences.assign(warps, 0);
+  committedGroups.assign(size_t(warps) * kWarpSize, 0);
+  if (stamps) {
+    genericStamp.assign(sharedBytes, 0);
+    genericLine.assign(sharedBytes, 0);
+  } else {
+    genericStamp.clear();
+    genericLine.clear();
+  }
+  waits.assign(warps, Wait{});
+  changes = 0;
+  epochSource = epochCounter;
+}
+
+Mbarrier *AsyncState::find(uint32_t offset) {
+  for (Mbarrier &b : barriers)
+    if (b.offset == offset) return &b;
+  return nullptr;
+}
+
+namespace {
+
+/// AsyncOp in Inst::sub.
+enum AsyncOp : uint8_t {
+  MbarInit,
+  MbarInval,
+  MbarArrive,
+  MbarExpectTx,
+  MbarCompleteTx,
+  MbarWait,
+  CpAsyncArrive,
+  BulkGlobalToShared,
+  BulkSharedToShared,
+  BulkSharedToGlobal,
+  BulkCommit,
+  BulkWait,
+};
+
+/// Bits of Inst::sub2.
+enum AsyncFlag : uint8_t {
+  kNoComplete = 1 << 0,
+  kExpectTx = 1 << 1,
+  kDrop = 1 << 2,
+  kParity = 1 << 3,
+  kNoInc = 1 << 4,
+  kHasCount = 1 << 5,
+};
+
+constexpr int64_t kMaxTxCount = (int64_t(1) << 20) - 1;
+constexpr uint32_t kMaxArrivalCount = (1u << 20) - 1;
+constexpr size_t kMaxTrackedCopies = 4096;
+
+std::string threadName(const Launch &launch, uint32_t thread) {
+  uint32_t bx = launch.block.x, by = launch.block.y;
+  return fmt::format("({},{},{})", thread % bx, (thread / bx) % by, thread / (bx * by));
+}
+
+std::string describeBarrier(const Mbarrier &b) {
+  return fmt::format("the mbarrier at shared address 0x{:x} (initialized at line {})", b.offset, b.initLine);
+}
+
+std::string phaseState(const Mbarrier &b) {
+  return fmt::format("its phase {} awaits {} more arrival{} and has tx-count {}", b.phase, b.pending,
+                     b.pending == 1 ? "" : "s", b.tx);
+}
+
+uint64_t addressOf(const Warp &w, const Inst &in, unsigned lane) {
+  return (in.addrSlot != kNoSlot ? w.row(in.addrSlot)[lane] : 0) + static_cast<uint64_t>(in.offset);
+}
+
+uint64_t address2Of(const Warp &w, const Inst &in, unsigned lane) {
+  return (in.addrSlot2 != kNoSlot ? w.row(in.addrSlot2)[lane] : 0) + static_cast<uint64_t>(in.offset2);
+}
+
+/// A shared-memory operand as an offset into the CTA's shared memory, with the
+/// bounds and alignment checked; false after a fatal memcheck finding.
+bool sharedOffset(Warp &w, const Inst &in, unsigned lane, Space space, uint64_t address, uint64_t bytes,
+                  uint32_t alignment, const char *what, uint32_t &offset) {
+  uint64_t original = address;
+  if (space == Space::Generic) {
+    if (address - kSharedWindow >= kWindowSize) {
+      w.fault(in, lane, "memcheck",
+              fmt::format("{} at generic address 0x{:x}, which is not in shared memory", what, original));
+      return false;
+    }
+    address -= kSharedWindow;
+  }
+  size_t size = w.cta->shared->size();
+  if (address > size || bytes > size - address) {
+    w.fault(in, lane, "memcheck",
+            fmt::format("{} of {} bytes at shared address 0x{:x} is out of bounds (the CTA has {} bytes of shared "
+                        "memory)",
+                        what, bytes, address, size));
+    return false;
+  }
+  if (address % alignment != 0) {
+    w.fault(in, lane, "memcheck",
+            fmt::format("{} at shared address 0x{:x} is misaligned (must be {}-byte aligned)", what, address,
+                        alignment));
+    return false;
+  }
+  offset = static_cast<uint32_t>(address);
+  return true;
+}
+
+/// The mbarrier at `offset`, or a fatal synccheck finding.
+Mbarrier *barrierAt(Warp &w, const Inst &in, unsigned lane, uint32_t offset, const char *what) {
+  Mbarrier *b = w.cta->async->find(offset);
+  if (!b)
+    w.fault(in, lane, "synccheck",
+            fmt::format("{} on shared address 0x{:x}, which holds no initialized mbarrier (mbarrier.init it first; "
+                        "an mbarrier.inval ends it)",
+                        what, offset));
+  return b;
+}
+
+/// The 8 bytes of an mbarrier object are written by mbarrier.init: as far as
+/// initcheck and the proxy-fence check go, they hold a value, not a generic write.
+void markObject(Warp &w, uint32_t offset) {
+  Cta &cta = *w.cta;
+  if (w.launch->checks.initcheck)
+    for (uint32_t i = 0; i < 8; ++i) (*cta.sharedWritten)[offset + i] = cta.firstEpoch;
+  AsyncState &state = *cta.async;
+  if (!state.genericStamp.empty()) std::fill_n(state.genericStamp.begin() + offset, 8, 0u);
+}
+
+/// Completes the current phase when it awaits no arrival and no byte.
+void tryComplete(Mbarrier &b) {
+  if (b.pending != 0 || b.tx != 0) return;
+  ++b.phase;
+  b.pending = b.expected;
+}
+
+bool changeTx(Warp &w, const Inst &in, unsigned lane, Mbarrier &b, int64_t delta) {
+  int64_t tx = b.tx + delta;
+  if (tx > kMaxTxCount || tx < -kMaxTxCount) {
+    w.fault(in, lane, "synccheck",
+            fmt::format("the tx-count of {} would become {}, outside the range [-(2^20-1), 2^20-1] the ISA allows",
+                        describeBarrier(b), tx));
+    return false;
+  }
+  b.tx = tx;
+  return true;
+}
+
+/// `count` arrivals on `b`; false after a fatal finding.
+bool arrive(Warp &w, const Inst &in, unsigned lane, Mbarrier &b, uint32_t count, bool drop, bool noComplete) {
+  if (count == 0 || count > b.pending) {
+    w.fault(in, lane, "synccheck",
+            fmt::format("{} arrival{} on {}, whose current phase awaits {} more (more threads arrive than "
+                        "mbarrier.init counted)",
+                        count, count == 1 ? "" : "s", describeBarrier(b), b.pending));
+    return false;
+  }
+  b.pending -= count;
+  if (drop) b.expected -= count;
+  if (noComplete && b.pending == 0 && b.tx == 0) {
+    w.fault(in, lane, "synccheck",
+            fmt::format("mbarrier.arrive.noComplete completes phase {} of {} (.noComplete must not complete a "
+                        "phase)",
+                        b.phase, describeBarrier(b)));
+    return false;
+  }
+  tryComplete(b);
+  return true;
+}
+
+void removeWritesOf(AsyncState &state, uint32_t barrier) {
+  std::erase_if(state.writes, [&](const AsyncWrite &write) { return write.barrier == barrier; });
+}
+
+// ---------------------------------------------------------------------------
+// mbarrier
+
+/// The mbarrier address of an instruction whose mbarrier is its last two
+/// sources (base and offset: bulk copies, whose own address fields hold the
+/// copy's two buffers).
+uint64_t mbarrierOperand(const Warp &w, const Inst &in, unsigned lane) {
+  return w.get(in.src(in.nsrc - 2), lane) + w.get(in.src(in.nsrc - 1), lane);
+}
+
+void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
+  AsyncState &state = *w.cta->async;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint32_t offset = 0;
+    if (!sharedOffset(w, in, l, in.space, addressOf(w, in, l), 8, 8, "mbarrier object", offset)) return;
+    ++state.changes;
+    switch (in.sub) {
+    case MbarInit: {
+      uint64_t count = w.get(in.src(0), l) & 0xffffffffu;
+      if (count == 0 || count > kMaxArrivalCount) {
+        w.fault(in, l, "synccheck",
+                fmt::format("mbarrier.init with an arrival count of {}; it must be in [1, 2^20-1]", count));
+        return;
+      }
+      Mbarrier *b = state.find(offset);
+      if (!b) {
+        state.barriers.push_back(Mbarrier{});
+        b = &state.barriers.back();
+      } else {
+        removeWritesOf(state, offset);
+      }
+      *b = Mbarrier{};
+      b->offset = offset;
+      b->expected = b->pending = static_cast<uint32_t>(count);
+      b->initLine = in.line;
+      b->observed.assign(state.proxyFences.size(), 0);
+      state.track(offset, offset + 8);
+      markObject(w, offset);
+      break;
+    }
+    case MbarInval: {
+      if (!barrierAt(w, in, l, offset, "mbarrier.inval")) return;
+      removeWritesOf(state, offset);
+      std::erase_if(state.barriers, [&](const Mbarrier &b) { return b.offset == offset; });
+      break;
+    }
+    case MbarArrive: {
+      Mbarrier *b = barrierAt(w, in, l, offset, "mbarrier.arrive");
+      if (!b) return;
+      uint32_t count = 1;
+      if (in.sub2 & kExpectTx) {
+        if (!changeTx(w, in, l, *b, static_cast<int64_t>(w.get(in.src(0), l) & 0xffffffffu))) return;
+      } else if (in.sub2 & kHasCount) {
+        count = static_cast<uint32_t>(w.get(in.src(0), l));
+      }
+      // The opaque state: the phase arrived on (low word) and the arrivals
+      // it still awaits after this one (mbarrier.pending_count reads them).
+      uint64_t phase = b->phase;
+      if (!arrive(w, in, l, *b, count, in.sub2 & kDrop, in.sub2 & kNoComplete)) return;
+      uint32_t pendingAfter = b->phase == phase ? b->pending : 0;
+      w.set(in.dst(0), l, (phase & 0xffffffffu) | (uint64_t(pendingAfter) << 32));
+      break;
+    }
+    case MbarExpectTx:
+    case MbarCompleteTx: {
+      Mbarrier *b = barrierAt(w, in, l, offset, in.sub == MbarExpectTx ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
+      if (!b) return;
+      int64_t bytes = static_cast<int64_t>(w.get(in.src(0), l) & 0xffffffffu);
+      if (!changeTx(w, in, l, *b, in.sub == MbarExpectTx ? bytes : -bytes)) return;
+      tryComplete(*b);
+      break;
+    }
+    case CpAsyncArrive: {
+      // cp.async copies complete when issued, so the arrive they trigger
+      // happens now; without .noinc it also raised the pending count first.
+      Mbarrier *b = barrierAt(w, in, l, offset, "cp.async.mbarrier.arrive");
+      if (!b) return;
+      if ((in.sub2 & kNoInc) && !arrive(w, in, l, *b, 1, false, false)) return;
+      break;
+    }
+    default: break;
+    }
+  }
+}
+
+void execMbarrierWait(Warp &w, const Inst &in, LaneMask active) {
+  AsyncState &state = *w.cta->async;
+  bool observedNew = false;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint32_t offset = 0;
+    if (!sharedOffset(w, in, l, in.space, addressOf(w, in, l), 8, 8, "mbarrier object", offset)) return;
+    Mbarrier *b = barrierAt(w, in, l, offset, "mbarrier wait");
+    if (!b) return;
+    uint64_t operand = w.get(in.src(0), l);
+    // With a parity, the phase of that parity before the current one has
+    // completed when the current phase's parity differs; with a state from
+    // mbarrier.arrive, the phase it arrived on is no longer the current one.
+    bool complete = (in.sub2 & kParity) ? (b->phase & 1) != (operand & 1)
+                                        : (b->phase & 0xffffffffu) != (operand & 0xffffffffu);
+    w.set(in.dst(0), l, complete ? 1 : 0);
+    if (complete) {
+      uint64_t &seen = b->observed[w.index];
+      if (seen < b->phase) seen = b->phase, observedNew = true;
+    } else {
+      w.yield = true;
+      state.waits[w.index] = AsyncState::Wait{static_cast<uint32_t>(&in - w.program->code.data()), offset, l};
+    }
+  }
+  // What the producers wrote before their arrivals is ordered before what
+  // this warp does next: a new racecheck epoch, as after a CTA barrier.
+  if (observedNew && state.epochSource) w.cta->epoch = ++*state.epochSource;
+}
+
+void execPendingCount(Warp &w, const Inst &in, LaneMask active) {
+  forEachLane(active, [&](unsigned l) { w.set(in.dst(0), l, (w.get(in.src(0), l) >> 32) & 0xfffff); });
+}
+
+// ---------------------------------------------------------------------------
+// Bulk copies
+
+/// Checks that the async proxy may read shared bytes [begin, end): every
+/// generic write to them was followed by a fence.proxy.async of its warp, and
+/// no bulk copy into them is unobserved by this warp.
+bool asyncProxyRead(Warp &w, const Inst &in, unsigned lane, uint32_t begin, uint32_t end) {
+  AsyncState &state = *w.cta->async;
+  if (!state.genericStamp.empty()) {
+    for (uint32_t i = begin; i < end; ++i) {
+      uint32_t stamp = state.genericStamp[i];
+      if (!(stamp & AsyncState::kStampValid)) continue;
+      uint32_t warp = (stamp >> 25) & 0x3f, writerLane = (stamp >> 20) & 0x1f;
+      if (warp >= state.proxyFences.size() || (state.proxyFences[warp] & 0xfffff) != (stamp & 0xfffff)) continue;
+      w.fault(in, lane, "racecheck",
+              fmt::format("missing fence.proxy.async: the bulk copy reads shared memory at 0x{:x} that thread {} "
+                          "wrote at line {} through the generic proxy, and that thread executed no "
+                          "fence.proxy.async between the write and the copy (the copy engine may read stale "
+                          "data; write, fence.proxy.async, barrier, then copy),",
+                          i, threadName(*w.launch, warp * kWarpSize + writerLane), state.genericLine[i]));
+      return false;
+    }
+  }
+  return asyncSharedAccess(w, in, lane, begin, end - begin, false);
+}
+
+/// A global range of a bulk copy through memcheck (and the cross-CTA
+/// racecheck), in 16-byte pieces; the host pointer of its start, or nullptr
+/// after a fatal finding.
+uint8_t *globalRange(Warp &w, const Inst &in, unsigned lane, uint64_t address, uint32_t bytes, bool write) {
+  uint8_t *start = nullptr;
+  for (uint32_t done = 0; done < bytes; done += 16) {
+    uint8_t *p = w.access(in, lane, Space::Global, address + done, 16, write);
+    if (!p) return nullptr;
+    if (!start) start = p;
+  }
+  return start;
+}
+
+/// Writes `bytes` into shared memory as the async proxy: no generic write for
+/// racecheck, initialized for initcheck, no longer a generic write for the
+/// proxy-fence check.
+void asyncSharedWrite(Warp &w, uint32_t offset, const uint8_t *data, uint32_t bytes) {
+  Cta &cta = *w.cta;
+  std::memmove(cta.shared->data() + offset, data, bytes);
+  if (w.launch->checks.racecheck)
+    for (uint32_t i = 0; i < bytes; ++i) {
+      SharedShadow &s = (*cta.shadow)[offset + i];
+      s.writeEpoch = 0;
+      s.readEpoch = 0;
+    }
+  if (w.launch->checks.initcheck) std::fill_n(cta.sharedWritten->begin() + offset, bytes, cta.firstEpoch);
+  AsyncState &state = *cta.async;
+  if (!state.genericStamp.empty()) std::fill_n(state.genericStamp.begin() + offset, bytes, 0u);
+}
+
+/// A bulk copy may not overwrite a live mbarrier or shared memory a bulk copy
+/// to global may still be reading.
+bool asyncProxyWrite(Warp &w, const Inst &in, unsigned lane, uint32_t begin, uint32_t end) {
+  AsyncState &state = *w.cta->async;
+  for (const Mbarrier &b : state.barriers)
+    if (b.offset < end && b.offset + 8 > begin) {
+      w.fault(in, lane, "synccheck",
+              fmt::format("the bulk copy writes shared memory [0x{:x}, 0x{:x}) over {}", begin, end,
+                          describeBarrier(b)));
+      return false;
+    }
+  for (const AsyncRead &r : state.reads)
+    if (r.begin < end && r.end > begin) {
+      w.fault(in, lane, "racecheck",
+              fmt::format("the bulk copy overwrites shared memory at 0x{:x} that the bulk copy to global at line {} "
+                          "(thread {}) may still be reading (commit it and wait with "
+                          "cp.async.bulk.wait_group.read first),",
+                          std::max(begin, r.begin), r.line, threadName(*w.launch, r.thread)));
+      return false;
+    }
+  return true;
+}
+
+void recordWrite(AsyncState &state, const AsyncWrite &write) {
+  // A copy into the same bytes in a later phase supersedes an older one.
+  std::erase_if(state.writes,
+                [&](const AsyncWrite &old) { return old.begin >= write.begin && old.end <= write.end; });
+  if (state.writes.size() >= kMaxTrackedCopies) state.writes.erase(state.writes.begin());
+  state.writes.push_back(write);
+  state.track(write.begin, write.end);
+}
+
+void execBulkCopy(Warp &w, const Inst &in, LaneMask active) {
+  AsyncState &state = *w.cta->async;
+  std::vector<uint8_t> buffer;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint64_t size = w.get(in.src(0), l) & 0xffffffffu;
+    uint64_t dst = addressOf(w, in, l), src = address2Of(w, in, l);
+    if (size % 16 != 0 || dst % 16 != 0 || src % 16 != 0) {
+      w.fault(in, l, "memcheck",
+              fmt::format("cp.async.bulk with size {} between addresses that are {} and {} modulo 16: the size must "
+                          "be a multiple of 16 and both addresses 16-byte aligned",
+                          size, dst % 16, src % 16));
+      return;
+    }
+    uint32_t bytes = static_cast<uint32_t>(size);
+    uint32_t thread = w.index * kWarpSize + l;
+    buffer.resize(bytes);
+    // Read the source.
+    if (in.sub == BulkGlobalToShared) {
+      const uint8_t *p = globalRange(w, in, l, src, bytes, false);
+      if (!p && bytes) return;
+      if (bytes) std::memcpy(buffer.data(), p, bytes);
+    } else {
+      uint32_t from = 0;
+      if (!sharedOffset(w, in, l, Space::Shared, src, bytes, 16, "cp.async.bulk source", from)) return;
+      if (!asyncProxyRead(w, in, l, from, from + bytes)) return;
+      std::memcpy(buffer.data(), w.cta->shared->data() + from, bytes);
+      if (in.sub == BulkSharedToGlobal) {
+        if (state.reads.size() >= kMaxTrackedCopies) state.reads.erase(state.reads.begin());
+        state.reads.push_back(AsyncRead{from, from + bytes, state.committedGroups[thread], in.line, thread});
+        state.track(from, from + bytes);
+      }
+    }
+    // Write the destination.
+    if (in.sub == BulkSharedToGlobal) {
+      uint8_t *p = globalRange(w, in, l, dst, bytes, true);
+      if (!p && bytes) return;
+      if (bytes) std::memcpy(p, buffer.data(), bytes);
+      continue;
+    }
+    uint32_t to = 0;
+    if (!sharedOffset(w, in, l, Space::Shared, dst, bytes, 16, "cp.async.bulk destination", to)) return;
+    uint32_t barrierOffset = 0;
+    if (!sharedOffset(w, in, l, Space::Shared, mbarrierOperand(w, in, l), 8, 8, "mbarrier object", barrierOffset))
+      return;
+    Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk's complete_tx");
+    if (!b || !asyncProxyWrite(w, in, l, to, to + bytes)) return;
+    asyncSharedWrite(w, to, buffer.data(), bytes);
+    recordWrite(state, AsyncWrite{to, to + bytes, barrierOffset, b->phase, in.line, thread});
+    ++state.changes;
+    if (!changeTx(w, in, l, *b, -static_cast<int64_t>(bytes))) return;
+    tryComplete(*b);
+  }
+}
+
+void execBulkGroup(Warp &w, const Inst &in, LaneMask active) {
+  AsyncState &state = *w.cta->async;
+  forEachLane(active, [&](unsigned l) {
+    uint32_t thread = w.index * kWarpSize + l;
+    uint32_t &committed = state.committedGroups[thread];
+    if (in.sub == BulkCommit) {
+      ++committed;
+      return;
+    }
+    // wait_group N: every group but the newest N is complete (the copies are,
+    // and so are their reads of shared memory).
+    if (committed <= in.aux) return;
+    uint32_t doneBelow = committed - in.aux;
+    std::erase_if(state.reads, [&](const AsyncRead &r) { return r.thread == thread && r.group < doneBelow; });
+  });
+}
+
+void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFences[w.index]; }
+
+// ---------------------------------------------------------------------------
+// Decoding
+
+std::optional<Space> mbarrierSpace(DecodeContext &ctx) {
+  for (const std::string &m : ctx.in.modifiers) {
+    // A cluster of one CTA: its shared::cluster window is its own shared memory.
+    if (m == "shared" || m == "shared::cta" || m == "shared::cluster") return Space::Shared;
+    if (m == "global" || m == "local" || m == "const" || m == "param") return std::nullopt;
+  }
+  return Space::Generic;
+}
+
+bool onlyModifiers(DecodeContext &ctx, std::initializer_list<std::string_view> allowed, size_t skip) {
+  for (size_t i = skip; i < ctx.in.modifiers.size(); ++i) {
+    const std::string &m = ctx.in.modifiers[i];
+    if (std::find(allowed.begin(), allowed.end(), m) != allowed.end() || m.starts_with("L2::")) continue;
+    ctx.unsupported(fmt::format("modifier .{} is not emulated", m));
+    return false;
+  }
+  return true;
+}
+
+/// Adds an address operand `[base+offset]` as two sources (base register or
+/// symbol, and the offset), for an instruction whose address fields are taken.
+bool addAddressSources(DecodeContext &ctx, const ptx::Operand &address) {
+  if (address.kind != ptx::Operand::Kind::Address || !address.elements.empty())
+    return ctx.invalid("expects an mbarrier address [...]"), false;
+  ptx::Operand base;
+  base.loc = address.loc;
+  if (address.name.empty()) {
+    base.kind = ptx::Operand::Kind::Integer;
+    base.text = "0";
+  } else {
+    base.kind = ptx::Operand::Kind::Name;
+    base.name = address.name;
+  }
+  ptx::Operand offset;
+  offset.kind = ptx::Operand::Kind::Integer;
+  offset.intValue = address.intValue;
+  offset.text = std::to_string(address.intValue);
+  return ctx.addSrc(base, DType::U64) && ctx.addSrc(offset, DType::U64);
+}
+
+bool decodeMbarrier(DecodeContext &ctx) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  if (in.modifiers.empty()) return ctx.invalid("needs an operation");
+  const std::string &what = in.modifiers[0];
+  if (!onlyModifiers(ctx, {"shared", "shared::cta", "shared::cluster", "b64", "release", "acquire", "relaxed", "cta",
+                           "cluster", "noComplete", "expect_tx", "parity"},
+                     1))
+    return true;
+  std::optional<Space> space = mbarrierSpace(ctx);
+  if (!space) return ctx.invalid("an mbarrier lives in shared memory");
+  const auto &ops = in.operands;
+  if (what == "pending_count") {
+    if (ops.size() != 2) return ctx.invalid("takes a count and a state");
+    if (!ctx.addDst(ops[0]) || !ctx.addSrc(ops[1], DType::B64)) return true;
+    out.exec = execPendingCount;
+    return true;
+  }
+  out.exec = execMbarrier;
+  if (what == "init" || what == "expect_tx" || what == "complete_tx") {
+    if (ops.size() != 2) return ctx.invalid("takes an mbarrier address and a count");
+    if (!ctx.setAddress(ops[0], *space) || !ctx.addSrc(ops[1], DType::U32)) return true;
+    out.sub = what == "init" ? MbarInit : what == "expect_tx" ? MbarExpectTx : MbarCompleteTx;
+    return true;
+  }
+  if (what == "inval") {
+    if (ops.size() != 1) return ctx.invalid("takes an mbarrier address");
+    ctx.setAddress(ops[0], *space);
+    out.sub = MbarInval;
+    return true;
+  }
+  if (what == "arrive" || what == "arrive_drop") {
+    if (ops.size() != 2 && ops.size() != 3) return ctx.invalid("takes a state, an mbarrier address and a count");
+    if (!ctx.addDst(ops[0]) || !ctx.setAddress(ops[1], *space)) return true;
+    out.sub = MbarArrive;
+    if (what == "arrive_drop") out.sub2 |= kDrop;
+    if (ctx.has("noComplete")) out.sub2 |= kNoComplete;
+    if (ctx.has("expect_tx")) {
+      if (ops.size() != 3) return ctx.invalid(".expect_tx takes a tx-count");
+      out.sub2 |= kExpectTx;
+    }
+    if (ops.size() == 3) {
+      if (!(out.sub2 & kExpectTx)) out.sub2 |= kHasCount;
+      if (!ctx.addSrc(ops[2], DType::U32)) return true;
+    }
+    return true;
+  }
+  if (what == "test_wait" || what == "try_wait") {
+    // The optional suspend-time hint of try_wait only bounds how long the
+    // hardware may wait before returning false.
+    if (ops.size() != 3 && !(what == "try_wait" && ops.size() == 4))
+      return ctx.invalid("takes a predicate, an mbarrier address and a state or parity");
+    if (!ctx.addDst(ops[0]) || !ctx.setAddress(ops[1], *space) ||
+        !ctx.addSrc(ops[2], ctx.has("parity") ? DType::U32 : DType::B64))
+      return true;
+    out.sub = MbarWait;
+    if (ctx.has("parity")) out.sub2 |= kParity;
+    out.op = Op::MbarrierWait;
+    out.exec = execMbarrierWait;
+    return true;
+  }
+  return ctx.unsupported("this mbarrier operation is not emulated");
+}
+
+bool decodeBulk(DecodeContext &ctx) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  const auto &ops = in.operands;
+  if (ctx.has("mbarrier") && !ctx.has("bulk")) { // cp.async.mbarrier.arrive{.noinc}
+    if (!onlyModifiers(ctx, {"async", "mbarrier", "arrive", "noinc", "shared", "shared::cta", "b64"}, 0)) return true;
+    if (ops.size() != 1) return ctx.invalid("takes an mbarrier address");
+    std::optional<Space> space = mbarrierSpace(ctx);
+    if (!space || !ctx.setAddress(ops[0], *space)) return true;
+    out.sub = CpAsyncArrive;
+    if (ctx.has("noinc")) out.sub2 |= kNoInc;
+    out.exec = execMbarrier;
+    return true;
+  }
+  if (ctx.has("tensor")) return ctx.unsupported("bulk tensor copies (tensor maps) are not emulated");
+  if (ctx.has("prefetch")) {
+    out.op = Op::Nop; // a hint to L2: nothing to do without caches
+    return true;
+  }
+  if (ctx.has("commit_group") || ctx.has("wait_group")) {
+    out.sub = ctx.has("commit_group") ? BulkCommit : BulkWait;
+    if (out.sub == BulkWait) {
+      if (ops.size() != 1 || ops[0].kind != ptx::Operand::Kind::Integer || ops[0].intValue < 0 ||
+          ops[0].intValue > 63)
+        return ctx.invalid("takes the number of groups that may stay pending, an integer constant");
+      out.aux = static_cast<uint32_t>(ops[0].intValue);
+    }
+    out.exec = execBulkGroup;
+    return true;
+  }
+  if (!onlyModifiers(ctx, {"async", "bulk", "shared::cluster", "shared::cta", "global", "mbarrier::complete_tx::bytes",
+                           "bulk_group"},
+                     0))
+    return true;
+  // The first state space is the destination, the second the source.
+  std::vector<std::string> spaces;
+  for (const std::string &m : in.modifiers)
+    if (m == "global" || m == "shared::cta" || m == "shared::cluster") spaces.push_back(m);
+  if (spaces.size() != 2) return ctx.invalid("names a destination and a source state space");
+  bool toShared = spaces[0] != "global";
+  if (toShared && !ctx.has("mbarrier::complete_tx::bytes"))
+    return ctx.invalid("a copy into shared memory completes on an mbarrier (.mbarrier::complete_tx::bytes)");
+  if (!toShared && (spaces[1] != "shared::cta" || !ctx.has("bulk_group")))
+    return ctx.invalid("a copy to global memory reads .shared::cta and completes in a bulk group (.bulk_group)");
+  if (spaces[0] == "shared::cta" && spaces[1] != "global") return ctx.invalid("copies into .shared::cta come from .global");
+  size_t expected = toShared ? 4 : 3;
+  bool cacheHint = ctx.has("L2::cache_hint");
+  if (ops.size() != expected + (cacheHint ? 1 : 0))
+    return ctx.invalid(fmt::format("takes {} operands{}", expected, cacheHint ? " and a cache policy" : ""));
+  Space srcSpace = spaces[1] == "global" ? Space::Global : Space::Shared;
+  Space dstSpace = toShared ? Space::Shared : Space::Global;
+  if (!ctx.setAddress(ops[1], srcSpace)) return true;
+  out.addrSlot2 = out.addrSlot, out.offset2 = out.offset;
+  if (!ctx.setAddress(ops[0], dstSpace)) return true;
+  if (!ctx.addSrc(ops[2], DType::U32)) return true;
+  if (toShared && !addAddressSources(ctx, ops[3])) return true;
+  out.sub = !toShared ? BulkSharedToGlobal : srcSpace == Space::Global ? BulkGlobalToShared : BulkSharedToShared;
+  out.exec = execBulkCopy;
+  return true;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// Checks called from the interpreter and Warp::access
+
+bool asyncSharedAccess(Warp &w, const Inst &in, unsigned lane, uint32_t offset, uint32_t bytes, bool write) {
+  AsyncState &state = *w.cta->async;
+  if (write && !state.genericStamp.empty()) {
+    uint32_t stamp = AsyncState::kStampValid | (w.index << 25) | (lane << 20) | (state.proxyFences[w.index] & 0xfffff);
+    std::fill_n(state.genericStamp.begin() + offset, bytes, stamp);
+    std::fill_n(state.genericLine.begin() + offset, bytes, in.line);
+  }
+  uint32_t end = offset + bytes;
+  if (end <= state.trackedBegin || offset >= state.trackedEnd) return true;
+  if (write)
+    for (const Mbarrier &b : state.barriers)
+      if (b.offset < end && b.offset + 8 > offset) {
+        w.fault(in, lane, "synccheck",
+                fmt::format("a generic write over {} (mbarrier.inval it before reusing its memory)",
+                            describeBarrier(b)));
+        return false;
+      }
+  // The newest bulk copy into these bytes decides.
+  for (auto it = state.writes.rbegin(); it != state.writes.rend(); ++it) {
+    const AsyncWrite &copy = *it;
+    if (copy.begin >= end || copy.end <= offset) continue;
+    const Mbarrier *b = state.find(copy.barrier);
+    if (!b || b->observed[w.index] > copy.phase) break;
+    std::string when = b->phase > copy.phase
+                           ? fmt::format("this warp has not waited for phase {} of {} since it completed", copy.phase,
+                                         describeBarrier(*b))
+                           : fmt::format("phase {} of {} has not completed ({})", copy.phase, describeBarrier(*b),
+                                         phaseState(*b));
+    w.fault(in, lane, "racecheck",
+            fmt::format("shared-memory {} at 0x{:x} of bytes that the bulk copy at line {} (thread {}) writes, before "
+                        "its mbarrier phase completes for this warp: {}; the data may not have arrived (wait with "
+                        "mbarrier.try_wait until it returns true first),",
+                        write ? "write" : "read", std::max(offset, copy.begin), copy.line,
+                        threadName(*w.launch, copy.thread), when));
+    return false;
+  }
+  if (write)
+    for (const AsyncRead &r : state.reads)
+      if (r.begin < end && r.end > offset) {
+        w.fault(in, lane, "racecheck",
+                fmt::format("shared-memory write at 0x{:x} of bytes that the bulk copy to global at line {} (thread {}) "
+                            "may still be reading (commit it and wait with cp.async.bulk.wait_group.read before "
+                            "overwriting its source),",
+                            std::max(offset, r.begin), r.line, threadName(*w.launch, r.thread)));
+        return false;
+      }
+  return true;
+}
+
+void asyncBarrierRelease(AsyncState &state) {
+  for (Mbarrier &b : state.barriers) {
+    uint64_t seen = 0;
+    for (uint64_t o : b.observed) seen = std::max(seen, o);
+    std::fill(b.observed.begin(), b.observed.end(), seen);
+  }
+}
+
+void asyncDeadlock(Cta &cta, std::vector<Warp> &warps) {
+  AsyncState &state = *cta.async;
+  for (Warp &w : warps) {
+    if (!(w.live & ~w.blocked)) continue;
+    const AsyncState::Wait &wait = state.waits[w.index];
+    if (wait.pc == kNoPc) continue;
+    const Mbarrier *b = state.find(wait.barrier);
+    std::string why = !b ? "the mbarrier is gone"
+                      : b->pending == 0
+                          ? fmt::format("{}: every arrival is in but the bytes announced with expect_tx never "
+                                        "arrived (a bulk copy missing, or smaller than announced)",
+                                        phaseState(*b))
+                          : fmt::format("{}, and the threads that could arrive wait too, are blocked at a CTA "
+                                        "barrier, or exited",
+                                        phaseState(*b));
+    w.fault(w.program->code[wait.pc], wait.lane, "synccheck",
+            fmt::format("mbarrier wait that can never succeed on {}: {} (deadlock on a GPU)",
+                        b ? describeBarrier(*b) : fmt::format("shared address 0x{:x}", wait.barrier), why));
+    return;
+  }
+}
+
+bool usesAsyncState(const Inst &inst) {
+  return inst.exec == execMbarrier || inst.exec == execMbarrierWait || inst.exec == execBulkCopy ||
+         inst.exec == execBulkGroup || inst.exec == execProxyFence;
+}
+
+bool readsSharedInBulk(const Inst &inst) {
+  return inst.exec == execBulkCopy && (inst.sub == BulkSharedToGlobal || inst.sub == BulkSharedToShared);
+}
+
+bool decodeAsync(DecodeContext &ctx) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  const std::string &op = in.opcode;
+  if (op == "mbarrier") return decodeMbarrier(ctx);
+  if (op == "cp" && !in.modifiers.empty() && in.modifiers[0] == "async" && (ctx.has("bulk") || ctx.has("mbarrier")))
+    return decodeBulk(ctx);
+  if (op == "fence" && ctx.has("proxy") && (ctx.has("async") || ctx.has("async::generic"))) {
+    out.exec = execProxyFence;
+    return true;
+  }
+  if (op == "setmaxnreg") {
+    // Only a register-allocation hint to the emulator; ptxas checks the count too.
+    if (in.operands.size() != 1 || in.operands[0].kind != ptx::Operand::Kind::Integer)
+      return ctx.invalid("takes a register count, an integer constant");
+    int64_t count = in.operands[0].intValue;
+    if (count < 24 || count > 256 || count % 8 != 0)
+      return ctx.invalid(fmt::format("register count {} is not a multiple of 8 in [24, 256]", count));
+    out.op = Op::Nop;
+    return true;
+  }
+  return false;
+}
+
+} // namespace ptxforge::emu
