@@ -210,7 +210,9 @@ TEST(DatasetRecords, RlHasOneRecordPerVerifiedAttemptWithServesReward) {
   EXPECT_EQ(noPtx["arch"], "sm_90");
   EXPECT_EQ(noPtx["prompt"], messages("Write vector_add."));
   EXPECT_EQ(noPtx["completion"], json::array({{{"role", "assistant"}, {"content", "no code, sorry"}}}));
-  EXPECT_TRUE(noPtx["ptx"].is_null());
+  EXPECT_EQ(noPtx["ptx"], "");
+  EXPECT_EQ(noPtx["duplicate_of"], 0);
+  EXPECT_EQ(noPtx["temperature"], 0.7);
   EXPECT_EQ(noPtx["extract_error"], "no PTX module in the answer");
   EXPECT_EQ(noPtx["verdict"], "no-ptx");
   EXPECT_EQ(noPtx["stage"], "extract");
@@ -219,6 +221,8 @@ TEST(DatasetRecords, RlHasOneRecordPerVerifiedAttemptWithServesReward) {
   const json &fast = records[1];
   EXPECT_EQ(fast["ptx"], kPtx);
   EXPECT_EQ(fast["correct"], true);
+  EXPECT_EQ(fast["timed"], true);
+  EXPECT_EQ(fast["extract_error"], "");
   EXPECT_DOUBLE_EQ(fast["speedup_low"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(fast["speedup_high"].get<double>(), 2.4);
   // Every stage and half of `speed` (log2(2) / log2(4)).
@@ -235,7 +239,10 @@ TEST(DatasetRecords, RlHasOneRecordPerVerifiedAttemptWithServesReward) {
 
   const json &repaired = records[3];
   EXPECT_EQ(repaired["kind"], "repair");
-  EXPECT_TRUE(repaired["speedup"].is_null());
+  // Not timed: no field is null (datasets types a column by its first block); zeros and `timed`.
+  EXPECT_EQ(repaired["timed"], false);
+  EXPECT_EQ(repaired["speedup"], 0.0);
+  EXPECT_EQ(repaired["speedup_low"], 0.0);
   EXPECT_NEAR(repaired["reward"].get<double>(), 0.8, 1e-12);
 }
 
@@ -247,7 +254,7 @@ TEST(DatasetRecords, RlRewardsTakeTheGivenWeights) {
   ASSERT_EQ(records.size(), 4u);
   EXPECT_NEAR(records[1]["reward"].get<double>(), 1.2, 1e-12);
   EXPECT_EQ(records[1]["reward_weights"]["correct"], 1.0);
-  EXPECT_TRUE(records[0]["eval_id"].is_null());
+  EXPECT_EQ(records[0]["eval_id"], 0);
 }
 
 TEST(DatasetRecords, SftTakesTheFastestCorrectKernelWithItsSlotsTaskPrompt) {
@@ -305,6 +312,30 @@ TEST(DatasetRecords, PairsComeFromOnePrompt) {
   EXPECT_EQ(records[0]["rejected_verdict"], "no-ptx");
   EXPECT_EQ(records[1]["rejected_attempt_id"], 3);
   EXPECT_EQ(records[1]["rejected"][0]["content"], "```ptx\nbroken\n```");
+}
+
+/// Whether `value` holds a null anywhere.
+bool holdsNull(const json &value) {
+  if (value.is_null()) return true;
+  if (value.is_structured())
+    for (const json &member : value)
+      if (holdsNull(member)) return true;
+  return false;
+}
+
+TEST(DatasetRecords, NoFieldIsEverNull) {
+  store::RunData data = sampleRun();
+  data.run.provenance = json::object(); // no level, no arch
+  data.attempts[1].prompt.temperature.reset();
+  data.attempts[1].result->registers.reset();
+  for (DatasetFormat format : {DatasetFormat::Sft, DatasetFormat::Rl, DatasetFormat::Pairs}) {
+    DatasetCounts counts;
+    std::vector<json> records = datasetRecords(data, std::nullopt, DatasetOptions{format, {}}, counts);
+    ASSERT_FALSE(records.empty());
+    for (const json &record : records) EXPECT_FALSE(holdsNull(record)) << record.dump();
+    EXPECT_EQ(records[0]["level"], 0);
+    EXPECT_EQ(records[0]["arch"], "");
+  }
 }
 
 TEST(DatasetRecords, OddStoredContentIsLeftOutNotThrownOn) {

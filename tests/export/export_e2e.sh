@@ -92,11 +92,12 @@ show = json.load(open("show.json"))
 common = {"schema_version", "run_id", "eval_id", "task", "level", "model", "arch"}
 rl_fields = common | {"attempt_id", "candidate_id", "round", "slot", "kind", "temperature", "strategies", "prompt",
                       "completion", "ptx", "extract_error", "duplicate_of", "verdict", "speedup", "speedup_low",
-                      "speedup_high", "reward", "stage", "summary", "diagnostics", "correct", "reward_stages",
-                      "reward_weights"}
+                      "speedup_high", "timed", "reward", "stage", "summary", "diagnostics", "correct",
+                      "reward_stages", "reward_weights"}
 for r in rl:
     check(set(r) == rl_fields, "rl fields: " + str(sorted(set(r) ^ rl_fields)))
-    check(r["schema_version"] == 1 and r["task"] == "vector_add" and r["level"] == 1 and r["eval_id"] is None, "rl ids")
+    check(r["schema_version"] == 1 and r["task"] == "vector_add" and r["level"] == 1 and r["eval_id"] == 0, "rl ids")
+    check(not any(v is None for v in r.values()), "a null in " + json.dumps(r)[:200])
     check([m["role"] for m in r["prompt"]] == ["system", "user"], "rl prompt roles")
     check(len(r["completion"]) == 1 and r["completion"][0]["role"] == "assistant", "rl completion")
 check([sum(1 for r in rl if r["run_id"] == run) for run in (1, 2, 3)] == [15, 15, 8], "rl records per run")
@@ -111,7 +112,7 @@ for run in (1, 2):
         check(verdict == want, f"run {run} r{rnd} s{slot}: {verdict}, not {want}")
     for r in rl:
         if r["run_id"] == run and r["verdict"] == "no-ptx":
-            check(r["ptx"] is None and r["extract_error"], "no-ptx has no PTX and says why")
+            check(r["ptx"] == "" and r["extract_error"], "no-ptx has no PTX and says why")
         if r["run_id"] == run and r["verdict"] == "lint-error":
             check(any(d["code"] == "undeclared-register" for d in r["diagnostics"]), "lint diagnostics")
         if r["run_id"] == run and r["verdict"] == "crashed":
@@ -141,7 +142,8 @@ for r in rl:
     check(r["reward_weights"] == default, "default weights")
     check(math.isclose(r["reward"], staged(r, default), abs_tol=1e-12), f"reward of {r['verdict']}: {r['reward']}")
     check(math.isclose(r["reward"], sum(r["reward_stages"].values()), abs_tol=1e-12), "stages add up to the reward")
-    check(r["speedup"] is None and r["speedup_low"] is None and r["reward_stages"]["speed"] == 0, "untimed")
+    check(r["timed"] is False and r["speedup"] == r["speedup_low"] == r["speedup_high"] == 0.0
+          and r["reward_stages"]["speed"] == 0, "untimed")
     check(r["correct"] == (r["verdict"] == "correct"), "correct flag")
 by_verdict = {r["verdict"]: r["reward"] for r in rl}
 check({k: round(v, 12) for k, v in by_verdict.items()} ==
@@ -149,7 +151,14 @@ check({k: round(v, 12) for k, v in by_verdict.items()} ==
       "reward by verdict: " + str(by_verdict))
 heavy = dict(default, correct=1.0, rejected=-1.0)
 check(sorted({r["run_id"] for r in weighted}) == [1, 3], "export runs 3 1 takes those runs")
-check([r["run_id"] for r in weighted] == sorted(r["run_id"] for r in weighted)[::-1], "ids in the order given")
+# In the order given, but for the first record: one whose diagnostics are not
+# empty leads an rl file (so that `datasets` types that column from its first block).
+check(weighted[0]["diagnostics"] and [r["run_id"] for r in weighted[1:]] == sorted(r["run_id"] for r in weighted[1:])[::-1],
+      "ids in the order given")
+for records in (rl, weighted):
+    check(records[0]["diagnostics"], "an rl file starts with a record that has diagnostics")
+order = [(r["run_id"], r["round"], r["slot"]) for r in rl[1:]]
+check(order == sorted(order), "rl records after the first are in attempt order")
 for r in weighted:
     check(r["reward_weights"] == heavy and math.isclose(r["reward"], staged(r, heavy), abs_tol=1e-12), "weighted reward")
 
@@ -161,7 +170,7 @@ for a in show_full["attempts"]:
     r = by_attempt[(a["round"], a["slot"])]
     check(a["messages"] == r["prompt"], "show --full messages")
     check(a["completion"]["text"] == r["completion"][0]["content"], "show --full completion")
-    check((a["candidate"]["ptx"] or None) == r["ptx"], "show --full ptx")
+    check(a["candidate"]["ptx"] == r["ptx"], "show --full ptx")
 
 # --- sft: the best correct PTX of each run, with its slot's task prompt -----
 check([r["run_id"] for r in sft] == [1, 2, 3], "one sft record per run")

@@ -69,6 +69,13 @@ Result<std::vector<Selected>> selectRuns(store::Store &store, const ExportCli &c
 
 /// The lines go to a file beside `path` that replaces it only once complete,
 /// so that an interrupted export never leaves half a dataset under its name.
+///
+/// `datasets` types each column by the first block of a file (about 10 MB): a
+/// list that is empty in every record there ([] reads as a list of nulls) and
+/// holds objects further on fails to load. So lines that cannot type their
+/// lists (`leads` false) are held back in a scratch file until one that can
+/// arrives; it is written first, then the held lines in their order. Without
+/// such a line the file keeps its order (the lists are empty throughout).
 class DatasetFile {
 public:
   Result<void> open(const std::string &path) {
@@ -82,13 +89,21 @@ public:
     if (!stream_) return makeError(ErrorKind::Io, fmt::format("cannot write {}", temporary_));
     return {};
   }
-  Result<void> write(const std::string &line) {
-    std::ostream &out = path_ == "-" ? std::cout : stream_;
-    out << line;
-    if (!out) return makeError(ErrorKind::Io, fmt::format("writing {} failed", path_ == "-" ? "<stdout>" : temporary_));
-    return {};
+  Result<void> write(const std::string &line, bool leads) {
+    if (led_) return emit(line);
+    if (!leads) {
+      if (held_ == nullptr && (held_ = std::tmpfile()) == nullptr)
+        return makeError(ErrorKind::Io, "cannot create a scratch file (tmpfile)");
+      if (std::fwrite(line.data(), 1, line.size(), held_) != line.size())
+        return makeError(ErrorKind::Io, "writing the scratch file failed");
+      return {};
+    }
+    led_ = true;
+    if (Result<void> written = emit(line); !written) return written;
+    return releaseHeld();
   }
   Result<void> commit() {
+    if (Result<void> released = releaseHeld(); !released) return released;
     if (path_ == "-") {
       std::cout.flush();
       return {};
@@ -102,6 +117,7 @@ public:
     return {};
   }
   ~DatasetFile() {
+    if (held_ != nullptr) std::fclose(held_);
     if (!temporary_.empty()) {
       stream_.close();
       std::error_code ignored;
@@ -110,9 +126,38 @@ public:
   }
 
 private:
+  Result<void> emit(std::string_view text) {
+    std::ostream &out = path_ == "-" ? std::cout : stream_;
+    out << text;
+    if (!out) return makeError(ErrorKind::Io, fmt::format("writing {} failed", path_ == "-" ? "<stdout>" : temporary_));
+    return {};
+  }
+  Result<void> releaseHeld() {
+    if (held_ == nullptr) return {};
+    std::rewind(held_);
+    char buffer[1 << 16];
+    size_t count = 0;
+    while ((count = std::fread(buffer, 1, sizeof buffer, held_)) > 0)
+      if (Result<void> written = emit(std::string_view(buffer, count)); !written) return written;
+    const bool failed = std::ferror(held_) != 0;
+    std::fclose(held_);
+    held_ = nullptr;
+    if (failed) return makeError(ErrorKind::Io, "reading the scratch file back failed");
+    return {};
+  }
+
   std::string path_, temporary_;
   std::ofstream stream_;
+  std::FILE *held_ = nullptr;
+  bool led_ = false;
 };
+
+/// Whether `record` types every list column it has (see DatasetFile).
+bool typesItsLists(const nlohmann::json &record) {
+  for (const auto &[key, value] : record.items())
+    if (value.is_array() && value.empty()) return false;
+  return true;
+}
 
 int runExport(const ExportCli &cli) {
   DatasetOptions options;
@@ -137,7 +182,8 @@ int runExport(const ExportCli &cli) {
     Result<store::RunData> data = (*store)->load(run.runId);
     if (!data) return fail("text", data.error());
     for (const nlohmann::json &record : datasetRecords(*data, run.evalId, options, counts))
-      if (Result<void> written = file.write(datasetLine(record)); !written) return fail("text", written.error());
+      if (Result<void> written = file.write(datasetLine(record), typesItsLists(record)); !written)
+        return fail("text", written.error());
   }
   if (Result<void> committed = file.commit(); !committed) return fail("text", committed.error());
 

@@ -18,7 +18,10 @@ using nlohmann::json;
 
 constexpr std::array<const char *, 3> kFormatNames = {"sft", "rl", "pairs"};
 
-template <typename T> json orNull(const std::optional<T> &value) { return value ? json(*value) : json(nullptr); }
+// No field is ever null: `datasets` infers a column's type from a file's first
+// block (about 10 MB), and a column that is null there and a number further on
+// fails to load. Absent values are typed sentinels instead (docs/datasets.md).
+template <typename T> json orSentinel(const std::optional<T> &value, T sentinel) { return json(value ? *value : sentinel); }
 
 json assistantMessage(std::string text) {
   return json::array({json{{"role", "assistant"}, {"content", std::move(text)}}});
@@ -73,18 +76,18 @@ json runFields(const store::RunData &data, std::optional<int64_t> evalId) {
   const json *provenance = &data.run.provenance;
   return {{"schema_version", kDatasetSchemaVersion},
           {"run_id", data.run.id},
-          {"eval_id", orNull(evalId)},
+          {"eval_id", orSentinel<int64_t>(evalId, 0)},
           {"task", data.run.task},
-          {"level", orNull(report::read::integerOf(report::read::member(provenance, "task_level")))},
+          {"level", orSentinel<int64_t>(report::read::integerOf(report::read::member(provenance, "task_level")), 0)},
           {"model", data.run.model},
-          {"arch", orNull(report::read::stringOf(report::read::member(provenance, "arch")))}};
+          {"arch", orSentinel<std::string>(report::read::stringOf(report::read::member(provenance, "arch")), "")}};
 }
 
 /// The fields of one attempt, with `prefix` ("" or "chosen_").
 void attemptFields(json &record, const Decoded &attempt, const std::string &prefix = "") {
   const store::AttemptRow &row = *attempt.row;
   record[prefix + "attempt_id"] = row.prompt.id;
-  record[prefix + "candidate_id"] = row.candidate ? json(row.candidate->id) : json(nullptr);
+  record[prefix + "candidate_id"] = row.candidate ? row.candidate->id : 0;
   record[prefix + "round"] = row.prompt.round;
   record[prefix + "slot"] = row.prompt.slot;
   record[prefix + "kind"] = row.prompt.kind;
@@ -92,10 +95,14 @@ void attemptFields(json &record, const Decoded &attempt, const std::string &pref
 
 /// The gate's judgement and the reward of one attempt, with `prefix`.
 void outcomeFields(json &record, const Decoded &attempt, const std::string &prefix = "") {
+  // Serve's reward document has null speedups when nothing was timed; here 0.0 and `timed`.
+  const json *speedup = report::read::member(attempt.reward, "speedup");
+  auto number = [&](const char *key) { return report::read::numberOf(report::read::member(attempt.reward, key)).value_or(0.0); };
   record[prefix + "verdict"] = attempt.row->result->verdict;
-  record[prefix + "speedup"] = attempt.reward["speedup"];
-  record[prefix + "speedup_low"] = attempt.reward["speedup_low"];
-  record[prefix + "speedup_high"] = attempt.reward["speedup_high"];
+  record[prefix + "timed"] = speedup != nullptr && speedup->is_number();
+  record[prefix + "speedup"] = number("speedup");
+  record[prefix + "speedup_low"] = number("speedup_low");
+  record[prefix + "speedup_high"] = number("speedup_high");
   record[prefix + "reward"] = attempt.reward["reward"];
 }
 
@@ -103,13 +110,13 @@ json rlRecord(const store::RunData &data, std::optional<int64_t> evalId, const D
   const store::AttemptRow &row = *attempt.row;
   json record = runFields(data, evalId);
   attemptFields(record, attempt);
-  record["temperature"] = orNull(row.prompt.temperature);
+  record["temperature"] = orSentinel(row.prompt.temperature, -1.0);
   record["strategies"] = row.prompt.strategies;
   record["prompt"] = *attempt.messages;
   record["completion"] = assistantMessage(row.completion->text);
-  record["ptx"] = row.candidate->ptx.empty() ? json(nullptr) : json(row.candidate->ptx);
-  record["extract_error"] = row.candidate->extractError.empty() ? json(nullptr) : json(row.candidate->extractError);
-  record["duplicate_of"] = orNull(row.candidate->duplicateOf);
+  record["ptx"] = row.candidate->ptx;
+  record["extract_error"] = row.candidate->extractError;
+  record["duplicate_of"] = orSentinel<int64_t>(row.candidate->duplicateOf, 0);
   outcomeFields(record, attempt);
   record["stage"] = row.result->stage;
   record["summary"] = row.result->summary;
@@ -238,7 +245,7 @@ std::vector<nlohmann::json> datasetRecords(const store::RunData &data, std::opti
     record["completion"] = assistantMessage(fencedPtx(kernel.row->candidate->ptx));
     record["ptx"] = kernel.row->candidate->ptx;
     outcomeFields(record, kernel);
-    record["registers"] = orNull(kernel.row->result->registers);
+    record["registers"] = orSentinel(kernel.row->result->registers, -1);
     records.push_back(std::move(record));
     break;
   }

@@ -81,7 +81,10 @@ struct DatasetCounts {
 };
 
 /// The records of one run in `options.format`, in attempt order. `evalId` is
-/// the eval the run was exported through (null in the records otherwise).
+/// the eval the run was exported through (0 in the records otherwise). No
+/// field is ever null: absent values are typed sentinels (0, "", 0.0 with
+/// `timed` false, -1), because `datasets` types a column from a file's first
+/// block and a null there fails the load of a number further on.
 /// Never throws on odd stored content: what cannot be read is skipped and
 /// counted in `counts.skipped` with its reason.
 std::vector<nlohmann::json> datasetRecords(const store::RunData &data, std::optional<int64_t> evalId,
