@@ -3,7 +3,8 @@
 // pending_count), cp.async.mbarrier.arrive, the non-tensor bulk copies
 // (cp.async.bulk global→shared with mbarrier::complete_tx::bytes, shared→global
 // with bulk_group, shared::cta→shared::cluster), bulk async-groups,
-// fence.proxy.async, and setmaxnreg (a no-op with its range check). See
+// fence.proxy.async, setmaxnreg (a no-op with its range check), and the
+// .m16n8 .b8 shape of stmatrix (sm_100a's; .m8n8 is in ExecMemory.cpp). See
 // Async.h for the model: copies happen when issued; the checks find what the
 // hardware would leave undefined.
 #include "emu/Async.h"
@@ -484,6 +485,40 @@ void execBulkGroup(Warp &w, const Inst &in, LaneMask active) {
 void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFences[w.index]; }
 
 // ---------------------------------------------------------------------------
+// stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.b8
+//
+// Matrix i (register i of every lane) is 16x8 bytes; lane L holds the bytes
+// e0..e3 (LSB first) at rows L/4 (e0, e1) and L/4 + 8 (e2, e3), columns
+// 2*(L%4) (e0, e2) and 2*(L%4) + 1 (e1, e3), as the accumulator of an
+// m16n8 mma. .trans stores it column-major: column n is the 16-byte row at
+// the address lane 8*i + n gives (the PTX ISA's stmatrix; the thread/value
+// layout CUTLASS gives SM100_U8x4_STSM_T says the same).
+void execStmatrixM16n8(Warp &w, const Inst &in, LaneMask active) {
+  unsigned num = in.nsrc;
+  if (active != (w.live & w.valid) || w.valid != ~0u) {
+    w.fault(in, static_cast<unsigned>(std::countr_zero(active)), "synccheck",
+            "stmatrix.sync.aligned must be executed by every lane of the warp together");
+    return;
+  }
+  for (unsigned i = 0; i < num; ++i) {
+    uint8_t columns[8][16];
+    for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+      uint32_t bits = static_cast<uint32_t>(w.get(in.src(i), lane));
+      for (unsigned k = 0; k < 4; ++k) {
+        unsigned row = lane / 4 + 8 * (k >> 1), column = 2 * (lane % 4) + (k & 1);
+        columns[column][row] = static_cast<uint8_t>(bits >> (8 * k));
+      }
+    }
+    for (unsigned n = 0; n < 8; ++n) {
+      unsigned lane = 8 * i + n;
+      uint8_t *p = w.access(in, lane, in.space, addressOf(w, in, lane), 16, true);
+      if (!p) return;
+      std::memcpy(p, columns[n], 16);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Decoding
 
 std::optional<Space> mbarrierSpace(DecodeContext &ctx) {
@@ -753,6 +788,19 @@ bool decodeAsync(DecodeContext &ctx) {
     return decodeBulk(ctx);
   if (op == "fence" && ctx.has("proxy") && (ctx.has("async") || ctx.has("async::generic"))) {
     out.exec = execProxyFence;
+    return true;
+  }
+  if (op == "stmatrix" && ctx.has("m16n8")) {
+    if (!ctx.has("trans") || !ctx.has("b8")) return ctx.invalid(".m16n8 stores .b8 elements and needs .trans");
+    unsigned num = ctx.has("x4") ? 4 : ctx.has("x2") ? 2 : ctx.has("x1") ? 1 : 0;
+    if (!num) return ctx.invalid("needs .x1, .x2 or .x4");
+    if (!onlyModifiers(ctx, {"sync", "aligned", "m16n8", "x1", "x2", "x4", "trans", "shared", "shared::cta", "b8"}, 0))
+      return true;
+    if (in.operands.size() != 2) return ctx.invalid("takes an address and a register vector");
+    Space space = ctx.has("shared") || ctx.has("shared::cta") ? Space::Shared : Space::Generic;
+    if (!ctx.setAddress(in.operands[0], space) || !ctx.addSrc(in.operands[1], DType::B32)) return true;
+    if (out.nsrc != num) return ctx.invalid(fmt::format("x{} needs {} registers", num, num));
+    out.exec = execStmatrixM16n8;
     return true;
   }
   if (op == "setmaxnreg") {

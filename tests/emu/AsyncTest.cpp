@@ -312,6 +312,48 @@ TEST_F(AsyncTest, SetmaxnregIsANoOpWithARangeCheck) {
       << bad.status.error().message;
 }
 
+TEST_F(AsyncTest, StmatrixM16n8StoresTheAccumulatorLayoutColumnMajor) {
+  // Two 16x8 byte matrices: lane L holds rows L/4 and L/4+8, columns
+  // 2*(L%4) and 2*(L%4)+1; element (m, n) of matrix i has the value
+  // 128*i + 8*m + n. Stored transposed, column n of matrix i is the 16-byte
+  // row 8*i + n.
+  std::vector<uint32_t> input(64);
+  for (uint32_t i = 0; i < 2; ++i)
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      uint32_t word = 0;
+      for (uint32_t k = 0; k < 4; ++k) {
+        uint32_t m = lane / 4 + 8 * (k >> 1), n = 2 * (lane % 4) + (k & 1);
+        word |= (128 * i + 8 * m + n) << (8 * k);
+      }
+      input[32 * i + lane] = word;
+    }
+  std::string body = R"(
+  .shared .align 16 .b8 tile[256];
+  ld.global.u32 %r20, [%rd2];
+  ld.global.u32 %r21, [%rd2+128];
+  and.b32 %r22, %r3, 15;
+  shl.b32 %r22, %r22, 4;
+  mov.u32 %r23, tile;
+  add.u32 %r24, %r23, %r22;
+  stmatrix.sync.aligned.m16n8.x2.trans.shared.b8 [%r24], {%r20, %r21};
+  shl.b32 %r25, %r3, 2;
+  add.u32 %r26, %r23, %r25;
+  ld.shared.u32 %r27, [%r26];
+  ld.shared.u32 %r28, [%r26+128];
+  st.global.u32 [%rd1], %r27;
+  st.global.u32 [%rd1+128], %r28;
+  ret;
+)";
+  Outcome o = run(kernel(body), 1, 32, 64, input);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  EXPECT_TRUE(o.findings.empty()) << o.findings[0].message;
+  for (uint32_t word = 0; word < 64; ++word)
+    for (uint32_t j = 0; j < 4; ++j) {
+      uint32_t byte = 4 * word + j, row = byte / 16, m = byte % 16;
+      ASSERT_EQ((o.out[word] >> (8 * j)) & 0xff, 128 * (row / 8) + 8 * m + row % 8) << byte;
+    }
+}
+
 TEST_F(AsyncTest, TensorCopiesAreRefusedByName) {
   Outcome o = run(kernel("  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], "
                          "[%rd2, {%r1, %r2}], [%rd3];\n  ret;\n"),
