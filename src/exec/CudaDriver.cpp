@@ -63,6 +63,11 @@ Result<std::shared_ptr<const CudaDriver>> CudaDriver::load() {
   resolve(driver->eventRecord, "cuEventRecord");
   resolve(driver->eventSynchronize, "cuEventSynchronize");
   resolve(driver->eventElapsedTime, "cuEventElapsedTime_v2");
+  // Optional entry points: their absence costs speed, not function.
+  driver->memHostRegister =
+      reinterpret_cast<decltype(driver->memHostRegister)>(dlsym(driver->libraryHandle, "cuMemHostRegister_v2"));
+  driver->memHostUnregister =
+      reinterpret_cast<decltype(driver->memHostUnregister)>(dlsym(driver->libraryHandle, "cuMemHostUnregister"));
   if (!missing.empty())
     return makeExecError(ExecErrorKind::NoDevice, libraryName + " lacks " + missing + " (driver too old?)");
   return std::shared_ptr<const CudaDriver>(std::move(driver));

@@ -47,6 +47,9 @@ struct CudaDriver {
   decltype(&::cuEventRecord) eventRecord = nullptr;
   decltype(&::cuEventSynchronize) eventSynchronize = nullptr;
   decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
+  /// Optional (null when the driver lacks it): page-locks host memory.
+  decltype(&::cuMemHostRegister) memHostRegister = nullptr;
+  decltype(&::cuMemHostUnregister) memHostUnregister = nullptr;
 
   /// Opens libcuda.so.1 (or $PTXFORGE_LIBCUDA) and resolves every entry point.
   /// An Error "no GPU: ..." when the library or a symbol is missing.

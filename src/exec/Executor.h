@@ -314,6 +314,13 @@ public:
   /// allocate() wrapped in a DeviceBuffer.
   Result<DeviceBuffer> allocateBuffer(uint64_t bytes);
 
+  /// Page-locks a host range that copies go through again and again (the
+  /// isolated worker's staging area), so that the device copies it by DMA.
+  /// A hint: false where the executor does not (the default) or cannot.
+  virtual bool pinHostMemory(void *data, uint64_t bytes) {
+    (void)data, (void)bytes;
+    return false;
+  }
   virtual Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) = 0;
   virtual Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) = 0;
   virtual Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) = 0;

@@ -70,6 +70,7 @@ public:
   const DeviceProperties &properties() const override { return properties_; }
   Result<BufferHandle> allocate(uint64_t bytes) override;
   Result<void> free(BufferHandle buffer) override;
+  bool pinHostMemory(void *data, uint64_t bytes) override;
   Result<void> copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) override;
   Result<void> copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) override;
   Result<void> memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) override;
@@ -128,6 +129,7 @@ private:
   CUevent startEvent_ = nullptr;
   CUevent stopEvent_ = nullptr;
   CUdeviceptr flushBuffer_ = 0;
+  std::vector<void *> pinned_; ///< host ranges page-locked by pinHostMemory
   uint64_t flushBytes_ = 0;
   std::string contextLost_; ///< non-empty after a sticky error: what killed it
 };
@@ -144,6 +146,9 @@ GpuExecutor::~GpuExecutor() {
     driver_->memFree(flushBuffer_);
   for (auto &[id, module] : modules_)
     driver_->moduleUnload(module);
+  for (void *data : pinned_)
+    if (driver_->memHostUnregister)
+      driver_->memHostUnregister(data);
   if (startEvent_)
     driver_->eventDestroy(startEvent_);
   if (stopEvent_)
@@ -238,6 +243,15 @@ Result<void> GpuExecutor::checkRange(BufferHandle buffer, uint64_t offset, uint6
                          std::string(what) + ": range [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
                              ") exceeds the buffer's " + std::to_string(size) + " bytes");
   return {};
+}
+
+bool GpuExecutor::pinHostMemory(void *data, uint64_t bytes) {
+  if (!driver_->memHostRegister || !data || bytes == 0 || !checkAlive())
+    return false;
+  if (driver_->memHostRegister(data, bytes, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS)
+    return false;
+  pinned_.push_back(data);
+  return true;
 }
 
 Result<void> GpuExecutor::copyToDevice(BufferHandle dst, uint64_t dstOffset, const void *src, uint64_t bytes) {

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -245,7 +247,15 @@ Result<Response> IsolatedExecutor::call(const Request &request, uint32_t timeout
     if (Result<void> started = startWorker(); !started)
       return started.error();
   }
+  // PTXFORGE_TRACE_EXEC=1: one line per request on stderr (operation, bytes,
+  // round-trip time), to see where a check's host time goes.
+  static const bool trace = std::getenv("PTXFORGE_TRACE_EXEC") != nullptr;
+  const auto sent = std::chrono::steady_clock::now();
   Result<Response> answer = worker_.call(request, timeoutMs);
+  if (trace)
+    std::fprintf(stderr, "ptxforge exec-trace: %s %llu %.3f\n", protocol::opName(request.op),
+                 static_cast<unsigned long long>(request.bytes ? request.bytes : request.data.size()),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count());
   if (!worker_.running()) {
     // Everything the dead worker held is gone; ids handed out so far become
     // stale, and are named so if used again.

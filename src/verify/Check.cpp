@@ -15,6 +15,7 @@
 #include "verify/Check.h"
 
 #include "verify/Ceilings.h"
+#include "verify/Digest.h"
 
 #include "ptx/Lint.h"
 #include "ptx/Parser.h"
@@ -29,11 +30,13 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -67,6 +70,7 @@ struct CheckSecrets {
   /// candidates are not punished) from 512 to 2048, so that where a buffer
   /// starts within its allocation tells a kernel nothing.
   uint64_t guardBytes = 1024;
+  uint64_t digestKey = 0; ///< keys the device digest of inputs (verify/Digest.h)
 
   explicit CheckSecrets(uint64_t checkSeed) : seed(checkSeed) {
     uint64_t state = checkSeed ^ 0x5ec2e75ull;
@@ -75,6 +79,7 @@ struct CheckSecrets {
     canaryByte = static_cast<uint8_t>(1 + tasks::splitmix64(state) % 254);
     poisonSalt = tasks::splitmix64(state);
     guardBytes = 512 + 256 * (tasks::splitmix64(state) % 7);
+    digestKey = tasks::splitmix64(state);
   }
 };
 
@@ -189,6 +194,7 @@ public:
     if (inputKey != inputKey_) {
       inputKey_ = inputKey;
       inputCache_.assign(task_.params.size(), nullptr);
+      inputDigests_.assign(task_.params.size(), std::nullopt);
       pristine_.clear();
       pristine_.resize(task_.params.size());
     }
@@ -283,41 +289,64 @@ public:
   Result<std::vector<std::vector<uint8_t>>> collect(const SideBuffers &side, std::vector<OutputReport> *reports) {
     Clock::time_point start = Clock::now();
     std::vector<std::vector<uint8_t>> outputs(task_.params.size());
+    const uint64_t guard = secrets_.guardBytes;
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
       if (!param.isPointer) continue;
       if (!reports && !isOutput(param)) continue; // the reference's side: only its outputs matter
-      uint64_t bytes = side.dataBytes[i];
-      std::vector<uint8_t> image(bytes + 2 * secrets_.guardBytes);
-      if (Result<void> copied = executor_.copyToHost(image.data(), side.buffers[i].handle(), 0, image.size()); !copied)
+      const uint64_t bytes = side.dataBytes[i];
+      const exec::BufferHandle buffer = side.buffers[i].handle();
+      const bool generated = isPureInput(param) && side.inputs[i] && side.inputs[i]->size() >= bytes;
+      // An input whose digest the device can compute comes back as its guard
+      // zones alone; everything else as guard, data, guard in one copy.
+      const bool digestOnly = reports && generated && bytes > 0 && deviceDigest();
+      std::vector<uint8_t> image(digestOnly ? 2 * guard : bytes + 2 * guard);
+      const uint8_t *before = image.data(), *after = image.data() + (digestOnly ? guard : guard + bytes);
+      if (digestOnly) {
+        if (Result<void> copied = executor_.copyToHost(image.data(), buffer, 0, guard); !copied) return copied.error();
+        if (Result<void> copied = executor_.copyToHost(image.data() + guard, buffer, guard + bytes, guard); !copied)
+          return copied.error();
+      } else if (Result<void> copied = executor_.copyToHost(image.data(), buffer, 0, image.size()); !copied) {
         return copied.error();
+      }
       if (reports) {
         // Every buffer's guards are checked, inputs included: a write through
         // an input pointer out of bounds is as wrong as one through an output.
         OutputReport report;
         report.param = param.name;
         report.isInput = isPureInput(param);
-        const uint8_t guard = secrets_.guardByte;
-        for (uint64_t b = 0; b < secrets_.guardBytes; ++b) {
-          if (image[b] != guard) {
+        const uint8_t guardByte = secrets_.guardByte;
+        for (uint64_t b = 0; b < guard; ++b) {
+          if (before[b] != guardByte) {
             if (report.guardBytesBefore++ == 0 && report.guardDetail.empty())
               report.guardDetail = fmt::format("byte {} before the start of '{}' was overwritten (0x{:02x})",
-                                               secrets_.guardBytes - b, param.name, image[b]);
+                                               guard - b, param.name, before[b]);
           }
-          uint8_t after = image[secrets_.guardBytes + bytes + b];
-          if (after != guard) {
+          if (after[b] != guardByte) {
             if (report.guardBytesAfter++ == 0 && report.guardDetail.empty())
               report.guardDetail = fmt::format("byte {} after the end of '{}' was overwritten (0x{:02x})", b,
-                                               param.name, after);
+                                               param.name, after[b]);
           }
         }
-        if (report.isInput && side.inputs[i] && side.inputs[i]->size() >= bytes) {
-          const uint8_t *now = image.data() + secrets_.guardBytes;
-          const auto *generated = reinterpret_cast<const uint8_t *>(side.inputs[i]->data());
-          if (std::memcmp(now, generated, bytes) != 0) {
+        if (generated) {
+          const auto *want = reinterpret_cast<const uint8_t *>(side.inputs[i]->data());
+          std::vector<uint8_t> data;
+          const uint8_t *now = digestOnly ? nullptr : image.data() + guard;
+          if (digestOnly) {
+            Result<uint64_t> device = deviceDigest()->of(buffer, guard, bytes, secrets_.digestKey);
+            if (!device) return device.error();
+            if (*device != inputDigest(i, side)) {
+              // Changed: fetch the data for the report's byte count.
+              data.resize(bytes);
+              if (Result<void> copied = executor_.copyToHost(data.data(), buffer, guard, bytes); !copied)
+                return copied.error();
+              now = data.data();
+            }
+          }
+          if (now && std::memcmp(now, want, bytes) != 0) {
             size_t element = tasks::elementSize(param.type);
             for (uint64_t b = 0; b < bytes; ++b)
-              if (now[b] != generated[b]) {
+              if (now[b] != want[b]) {
                 if (!report.firstChangedElement) report.firstChangedElement = b / element;
                 report.inputBytesChanged++;
               }
@@ -326,7 +355,7 @@ public:
         if (report.guardBytesBefore || report.guardBytesAfter || report.inputBytesChanged || isOutput(param))
           reports->push_back(std::move(report));
       }
-      if (isOutput(param)) outputs[i].assign(image.begin() + secrets_.guardBytes, image.begin() + secrets_.guardBytes + bytes);
+      if (isOutput(param)) outputs[i].assign(image.begin() + guard, image.begin() + guard + bytes);
     }
     if (reports) {
       for (const exec::DeviceBuffer *canary : {&side.canaryBefore, &side.canaryAfter}) {
@@ -787,6 +816,41 @@ public:
     return true;
   }
 
+  /// The digest kernel on this executor, loaded on first use; null where
+  /// inputs are compared on the host. The GPU backends digest on the device
+  /// (an input's copy back and comparison cost more than the kernels of an
+  /// L1 check); the emulator compares on the host, where its buffers are.
+  /// PTXFORGE_DEVICE_DIGEST=1 or 0 forces the choice (the tests run the
+  /// device path on the emulator).
+  DeviceDigest *deviceDigest() {
+    if (digestTried_) return digest_.get();
+    digestTried_ = true;
+    const char *forced = std::getenv("PTXFORGE_DEVICE_DIGEST");
+    const bool wanted = forced && *forced ? std::string(forced) != "0"
+                                          : executor_.properties().backend.find("gpu") != std::string::npos;
+    if (!wanted) return nullptr;
+    Result<std::unique_ptr<DeviceDigest>> loaded = DeviceDigest::load(executor_, result_.arch);
+    if (loaded) {
+      digest_ = std::move(*loaded);
+    } else {
+      result_.diagnostics.push_back({"device-digest-unavailable", ptx::Severity::Warning, 1, 1,
+                                     "inputs are compared on the host: the gate's digest kernel did not load: " +
+                                         render(loaded.error()),
+                                     ""});
+    }
+    return digest_.get();
+  }
+
+  /// The host digest of param `index`'s generated data in `side`.
+  uint64_t inputDigest(size_t index, const SideBuffers &side) {
+    const bool cached = index < inputCache_.size() && inputCache_[index] == side.inputs[index];
+    if (cached && inputDigests_[index]) return *inputDigests_[index];
+    const std::vector<std::byte> &data = *side.inputs[index];
+    const uint64_t digest = hostDigest(data.data(), side.dataBytes[index], secrets_.digestKey);
+    if (cached) inputDigests_[index] = digest;
+    return digest;
+  }
+
   exec::LaunchConfig toConfig(const tasks::ResolvedLaunch &launch) const {
     exec::LaunchConfig config;
     config.grid = {launch.grid[0], launch.grid[1], launch.grid[2]};
@@ -809,6 +873,9 @@ private:
   std::string inputKey_; ///< the (shape, trial) whose inputs inputCache_ holds
   std::vector<std::shared_ptr<const std::vector<std::byte>>> inputCache_;
   std::vector<exec::DeviceBuffer> pristine_; ///< per param: that (shape, trial)'s initial data, on the device
+  std::vector<std::optional<uint64_t>> inputDigests_; ///< per param: the host digest of inputCache_'s data
+  std::unique_ptr<DeviceDigest> digest_;
+  bool digestTried_ = false;
   bool fatalFinding_ = false;
   std::string fatalFindingText_;
   std::string executorTag_;

@@ -68,6 +68,11 @@ Result<Executor *> Worker::gpu() {
     if (!created)
       return created.error();
     executor_ = std::move(*created);
+    // The staging area is copied to and from for every large buffer: page-locked,
+    // the device reads and writes it by DMA instead of through the driver's bounce
+    // buffers.
+    if (staging_ && !std::getenv("PTXFORGE_EXEC_NO_PIN"))
+      (void)executor_->pinHostMemory(staging_, stagingBytes_);
   }
   return executor_.get();
 }
