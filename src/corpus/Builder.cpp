@@ -35,7 +35,7 @@ using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
 /// Bumped whenever a cache entry's fields or their meaning change.
-constexpr const char *kCacheFormat = "ptxforge-corpus-cache-1";
+constexpr const char *kCacheFormat = "ptxforge-corpus-cache-2";
 
 /// Everything a unit's compile depends on besides its source.
 struct UnitContext {
@@ -87,13 +87,15 @@ std::string unitKey(const SourceFile &source, const FlagSet &flags, const std::s
 }
 
 Json resourcesJson(const toolchain::ResourceUsage &usage) {
-  return {{"registers", usage.registers < 0 ? Json(nullptr) : Json(usage.registers)},
+  // -1, not null, for "not reported": a column that is null in the first
+  // shard and a number in a later one does not load with `datasets`.
+  return {{"registers", usage.registers},
           {"spill_store_bytes", usage.spillStoreBytes},
           {"spill_load_bytes", usage.spillLoadBytes},
           {"stack_frame_bytes", usage.stackFrameBytes},
           {"shared_bytes", usage.sharedBytes},
           {"local_bytes", usage.localBytes},
-          {"constant_bytes", usage.constantBytes < 0 ? Json(nullptr) : Json(usage.constantBytes)},
+          {"constant_bytes", usage.constantBytes},
           {"barriers", usage.barriers}};
 }
 
@@ -106,9 +108,10 @@ Json sassJson(const toolchain::SassCounts &counts) {
           {"spill_stores", counts.spillStores},  {"opcodes", opcodes}};
 }
 
+/// "LINE:COL: [code] message" (the location only when the diagnostic has one).
 std::string describeDiagnostic(const ptx::Diagnostic &diagnostic) {
-  return std::to_string(diagnostic.line) + ":" + std::to_string(diagnostic.column) + ": [" + diagnostic.code + "] " +
-         diagnostic.message;
+  std::string where = diagnostic.line ? std::to_string(diagnostic.line) + ":" + std::to_string(diagnostic.column) + ": " : "";
+  return where + "[" + diagnostic.code + "] " + diagnostic.message;
 }
 
 /// One kernel of a compiled unit: what the filters and the row need.
@@ -261,6 +264,11 @@ OrderedJson BuildSummary::toJson() const {
           {"sass", sassNote.empty() ? OrderedJson("collected") : OrderedJson(sassNote)},
           {"nvrtc_version", nvrtcVersion},
           {"seconds", seconds}};
+}
+
+Row unscoredScore() {
+  return {{"scored", false},     {"task", ""},        {"verdict", ""},     {"stage", ""},  {"executor", ""},
+          {"speedup", 0.0},      {"median_ms", 0.0},  {"baseline_ms", 0.0}, {"summary", ""}};
 }
 
 std::vector<std::filesystem::path> shardFiles(const std::filesystem::path &corpusDir) {
@@ -501,14 +509,15 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       row["resources"] = kernel["resources"];
       row["cubin_sha256"] = kernel["cubin_sha256"];
       row["cubin_bytes"] = kernel["cubin_bytes"];
-      row["sass"] = kernel["sass"];
-      row["sass_skipped"] = kernel["sass_skipped"];
+      // Always a struct (zeros when skipped) and a string: every row has the same types.
+      row["sass"] = kernel["sass"].is_object() ? kernel["sass"] : sassJson(toolchain::SassCounts{});
+      row["sass_skipped"] = kernel["sass_skipped"].is_string() ? kernel["sass_skipped"].get<std::string>() : "";
       row["nvrtc_version"] = context.nvrtcVersion;
       row["compiler"] = kernel.value("compiler", "");
       const std::string task =
           options.matchTask ? options.matchTask(entry, kernel.value("parameter_count", 0)) : std::string();
-      row["task"] = task.empty() ? OrderedJson(nullptr) : OrderedJson(task);
-      row["score"] = nullptr;
+      row["task"] = task;
+      row["score"] = unscoredScore();
       rows.push_back(std::move(row));
     }
   }
@@ -517,9 +526,12 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
   // --- Scores (optional, serial: the gate is one executor) ---------------------
   if (options.scorer)
     for (Row &row : rows)
-      if (!row["task"].is_null()) {
-        row["score"] = options.scorer(row);
-        if (!row["score"].is_null()) ++summary.scored;
+      if (!row["task"].get<std::string>().empty()) {
+        Row score = options.scorer(row);
+        if (score.is_object()) {
+          row["score"] = std::move(score);
+          ++summary.scored;
+        }
       }
 
   // --- Output -------------------------------------------------------------------

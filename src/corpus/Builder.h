@@ -54,8 +54,9 @@ struct BuildOptions {
   /// match a task (tasks::TaskSpec kernel and params) gets "task" set.
   std::function<std::string(const std::string &entry, int parameterCount)> matchTask;
   /// Measures a row whose "task" is set (the gate lives above this library:
-  /// the CLI passes serve::Gate here). Returns the "score" object, or null.
-  /// Called on one thread, after dedupe, for the rows that are written.
+  /// the CLI passes serve::Gate here). Returns the "score" object —
+  /// unscoredScore()'s fields with "scored": true — or null to leave the row
+  /// unscored. Called on one thread, after dedupe, for the rows that are written.
   std::function<nlohmann::ordered_json(const Row &row)> scorer;
 };
 
@@ -78,6 +79,13 @@ struct BuildSummary {
   /// The summary as the JSON of build.json and `--format json`.
   nlohmann::ordered_json toJson() const;
 };
+
+/// The "score" of a row nobody measured: {"scored": false, "task": "",
+/// "verdict": "", "stage": "", "executor": "", "speedup": 0.0, "median_ms":
+/// 0.0, "baseline_ms": 0.0, "summary": ""}. Rows never hold null where
+/// another row holds a value: `datasets` infers each column's type from the
+/// first shard and cannot cast a later string into a null column.
+Row unscoredScore();
 
 /// Builds the corpus into options.outDir: data/train-NNNNN-of-MMMMM.jsonl,
 /// README.md (the dataset card), build.json (config, counts, versions) and

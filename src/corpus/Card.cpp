@@ -27,18 +27,19 @@ const std::vector<FieldDoc> &rowFields() {
       {"lint_warnings", "int64", "`ptxforge lint` warnings (rows with lint errors are filtered out)"},
       {"resources", "struct", "registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, shared_bytes, "
                               "local_bytes, constant_bytes, barriers: the PTX compiler's report for the entry "
-                              "(registers and constant_bytes null when not reported)"},
+                              "(registers and constant_bytes -1 when not reported)"},
       {"cubin_sha256", "string", "SHA-256 of the compiled cubin"},
       {"cubin_bytes", "int64", "its size"},
-      {"sass", "struct or null", "nvdisasm statistics of the cubin: instructions, ffma, fmul, fadd, "
-                                 "tensor_core_ops, barriers, spill_loads, spill_stores, opcodes (list of "
-                                 "{opcode, count})"},
-      {"sass_skipped", "string or null", "why `sass` is null (no nvdisasm, turned off)"},
+      {"sass", "struct", "nvdisasm statistics of the cubin: instructions, ffma, fmul, fadd, "
+                         "tensor_core_ops, barriers, spill_loads, spill_stores, opcodes (list of "
+                         "{opcode, count}); all zero when `sass_skipped` says why"},
+      {"sass_skipped", "string", "empty, or why there are no SASS statistics (no nvdisasm, turned off)"},
       {"nvrtc_version", "string", "`NVRTC 13.0`"},
       {"compiler", "string", "the PTX compiler (`nvJitLink 13.0`)"},
-      {"task", "string or null", "the ptxforge task whose kernel name and parameter count the entry matches"},
-      {"score", "struct or null", "with `--score`, the gate's measurement against that task: verdict, stage, "
-                                  "executor, speedup, median_ms, baseline_ms, summary"},
+      {"task", "string", "the ptxforge task whose kernel name and parameter count the entry matches, or empty"},
+      {"score", "struct", "scored (bool; true with `--score` for a row with a task that runs on the gate's "
+                          "device), task, verdict, stage, executor, speedup, median_ms, baseline_ms (0 when "
+                          "nothing was timed, as on the emulator), summary"},
   };
   return fields;
 }

@@ -61,7 +61,7 @@ void checkKeys(Problems &problems, const toml::table &table, std::initializer_li
     if (!known) {
       std::string list;
       for (std::string_view name : allowed) list += (list.empty() ? "" : ", ") + std::string(name);
-      problems.add(node.source(), "unknown key '" + std::string(key.str()) + "' in " + context + " (known: " + list + ")");
+      problems.add(key.source(), "unknown key '" + std::string(key.str()) + "' in " + context + " (known: " + list + ")");
     }
   }
 }

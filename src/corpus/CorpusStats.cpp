@@ -102,14 +102,14 @@ Result<CorpusStats> corpusStats(const std::filesystem::path &corpusDir) {
       kernels.insert(row.value("source_sha256", "") + '\0' + row.value("entry", ""));
       ++stats.byTarget[row.value("target", "")];
       ++stats.byFlags[row.value("flags", "")];
-      if (row.contains("task") && row["task"].is_string()) ++stats.withTask;
+      if (row.contains("task") && row["task"].is_string() && !row["task"].get<std::string>().empty()) ++stats.withTask;
       if (row.contains("ptx_lines") && row["ptx_lines"].is_number()) lines.push_back(row["ptx_lines"].get<double>());
       if (row.contains("ptx_instructions") && row["ptx_instructions"].is_number())
         instructions.push_back(row["ptx_instructions"].get<double>());
       if (row.contains("resources") && row["resources"].is_object() && row["resources"].contains("registers") &&
-          row["resources"]["registers"].is_number())
+          row["resources"]["registers"].is_number() && row["resources"]["registers"].get<int>() >= 0)
         registers.push_back(row["resources"]["registers"].get<double>());
-      if (row.contains("sass") && row["sass"].is_object()) {
+      if (row.contains("sass") && row["sass"].is_object() && row.value("sass_skipped", "").empty()) {
         ++stats.withSass;
         sassInstructions.push_back(row["sass"].value("instructions", 0));
       }

@@ -92,6 +92,12 @@ int countGlobalFunctions(std::string_view source) {
     lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
     size_t first = code.find_first_not_of(" \t", lineStart);
     if (first != std::string::npos && code[first] == '#') continue;
+    // `template __global__ void k<int>(int *);` instantiates a kernel that a
+    // `template <...> __global__` declaration already counted.
+    size_t before = code.find_last_not_of(" \t\r\n", at == 0 ? 0 : at - 1);
+    if (at > 0 && before != std::string::npos && before >= 7 && code.compare(before - 7, 8, "template") == 0 &&
+        (before < 8 || !isIdentifierChar(code[before - 8])))
+      continue;
     ++count;
   }
   return count;

@@ -32,8 +32,9 @@ struct SourceFile {
 Result<std::vector<SourceFile>> discoverSources(const std::vector<std::string> &inputs,
                                                 const std::vector<std::string> &includePaths = {});
 
-/// The `__global__` declarations of CUDA text, outside comments and string
-/// and character literals.
+/// The `__global__` declarations of CUDA text, outside comments, string and
+/// character literals and preprocessor lines; explicit instantiations
+/// (`template __global__ void k<int>(...)`) do not count again.
 int countGlobalFunctions(std::string_view source);
 
 /// The targets of `#include "..."` lines (not `<...>`), outside comments.

@@ -130,25 +130,24 @@ int runCorpusBuild(const CorpusBuildCli &cli) {
       request.launchTimeoutMs = cli.gate.launchTimeoutMs;
       request.sanitizer = false;
       Result<serve::AnswerCheck> checked = gate->check(**task, request);
-      nlohmann::ordered_json score;
+      corpus::Row score = corpus::unscoredScore();
+      score["scored"] = true;
       score["task"] = (*task)->name;
       score["executor"] = gate->device();
       if (!checked) {
-        score["verdict"] = nullptr;
-        score["stage"] = nullptr;
-        score["speedup"] = nullptr;
-        score["median_ms"] = nullptr;
-        score["baseline_ms"] = nullptr;
+        score["verdict"] = "error";
         score["summary"] = render(checked.error());
         return score;
       }
       const verify::CheckResult &result = checked->result;
-      const verify::BenchmarkReport *headline = verify::headlineBenchmark(result);
       score["verdict"] = verify::verdictName(result.verdict);
       score["stage"] = verify::stageName(result.stage);
-      score["speedup"] = headline ? nlohmann::ordered_json(headline->speedup) : nlohmann::ordered_json(nullptr);
-      score["median_ms"] = headline ? nlohmann::ordered_json(headline->candidate.median) : nlohmann::ordered_json(nullptr);
-      score["baseline_ms"] = headline ? nlohmann::ordered_json(headline->baseline.median) : nlohmann::ordered_json(nullptr);
+      // Zero when nothing was timed (the emulator, or a verdict before the timing stage).
+      if (const verify::BenchmarkReport *headline = verify::headlineBenchmark(result)) {
+        score["speedup"] = headline->speedup;
+        score["median_ms"] = headline->candidate.median;
+        score["baseline_ms"] = headline->baseline.median;
+      }
       score["summary"] = result.summary;
       if (!cli.quiet) fmt::print(stderr, "corpus: score {} [{}] {}: {}\n", row["entry"].get<std::string>(),
                                  row["flags"].get<std::string>(), target, result.summary);
