@@ -6,6 +6,7 @@
 #include "CorpusCommand.h"
 #include "EvalCommands.h"
 #include "ExportCommand.h"
+#include "GrammarCommand.h"
 #include "Output.h"
 #include "RunCommand.h"
 #include "ServeCommand.h"
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
   ptxforge::cli::registerServeCommand(app, exitCode);
   ptxforge::cli::registerCorpusCommand(app, exitCode);
   ptxforge::cli::registerExportCommand(app, exitCode);
+  ptxforge::cli::registerGrammarCommand(app, exitCode);
   ptxforge::cli::ignoreSigpipe();
 
   try {
