@@ -81,6 +81,9 @@ private:
     sinceCheck_ = threadSteps_ = 0;
   }
   void refreshClocks();
+  /// An mbarrier wait (kept out of run()'s body: only async programs have
+  /// them); false when the warp stops, to let the CTA's other warps run.
+  [[gnu::noinline]] bool wait(const Inst &in, LaneMask active);
 
   Warp &w_;
   const Program &p_;
@@ -164,6 +167,22 @@ void WarpRunner::budget() {
   }
 }
 
+bool WarpRunner::wait(const Inst &in, LaneMask active) {
+  if (active) {
+    initcheck(in, active);
+    in.exec(w_, in, active);
+    markWritten(in, active);
+    if (w_.aborted()) return false;
+  }
+  ++pc_;
+  if (!w_.yield) return true;
+  // The wait failed for some lane: its result is false, and the warps that
+  // would complete the phase get to run before it asks again.
+  w_.yield = false;
+  storeGroupPc(pc_);
+  return false;
+}
+
 void WarpRunner::run() {
   if (!select()) return;
   const std::vector<CallInfo> &calls = p_.calls;
@@ -197,20 +216,7 @@ void WarpRunner::run() {
       break;
     case Op::Nop: ++pc_; break;
     case Op::MbarrierWait:
-      if (active) {
-        initcheck(in, active);
-        in.exec(w_, in, active);
-        markWritten(in, active);
-        if (w_.aborted()) return;
-      }
-      ++pc_;
-      if (w_.yield) {
-        // The wait failed for some lane: its result is false, and the warps
-        // that would complete the phase get to run before it asks again.
-        w_.yield = false;
-        storeGroupPc(pc_);
-        return;
-      }
+      if (!wait(in, active)) return;
       break;
     case Op::Bra:
       if (active == cur_) {
