@@ -19,20 +19,20 @@ python3 - "$work/first.json" <<'PY'
 import json, sys
 summary = json.load(open(sys.argv[1]))
 stages = {s["stage"]: (s["in"], s["dropped"]) for s in summary["stages"]}
-# Which input trips each stage (41 files x 2 flag sets = 82 compiles):
+# Which input trips each stage (42 files x 2 flag sets = 84 compiles):
 expected = {
-    "nvrtc": (82, 2),           # inputs/nvrtc_error.cu, both flag sets
-    "lint": (132, 2),           # inputs/lint_error.cu: an opcode that does not exist, in inline asm
-    "compile": (130, 2),        # inputs/compile_error.cu: 80 KB of static shared memory
-    "size": (128, 6),           # > 1500 PTX lines: inputs/big_unrolled.cu, conv2d_3x3, hgemm
-    "spill": (122, 1),          # sgemm_register_4x4 under -maxrregcount=32
-    "exact-dedupe": (121, 10),  # inputs/duplicate_elementwise.cu: 5 kernels x 2 flag sets
-    "near-dedupe": (111, 2),    # reduce_sum_tree<256> next to reduce_sum_tree<128>
+    "nvrtc": (84, 2),           # inputs/nvrtc_error.cu, both flag sets
+    "lint": (136, 2),           # inputs/lint_error.cu: an opcode that does not exist, in inline asm
+    "compile": (134, 2),        # inputs/compile_error.cu: 80 KB of static shared memory
+    "size": (132, 6),           # > 1500 PTX lines: inputs/big_unrolled.cu, conv2d_3x3, hgemm
+    "spill": (126, 1),          # sgemm_register_4x4 under -maxrregcount=32
+    "exact-dedupe": (125, 10),  # inputs/duplicate_elementwise.cu: 5 kernels x 2 flag sets
+    "near-dedupe": (115, 2),    # reduce_sum_tree<256> next to reduce_sum_tree<128>
 }
 assert stages == expected, f"stage counts {stages} != {expected}"
-assert summary["units"] == 82 and summary["compiled"] == 82 and summary["cached"] == 0, summary
-assert summary["rows"] == 109 and summary["shards"] == 3, summary
-assert summary["sources"] == 41, summary
+assert summary["units"] == 84 and summary["compiled"] == 84 and summary["cached"] == 0, summary
+assert summary["rows"] == 113 and summary["shards"] == 3, summary
+assert summary["sources"] == 42, summary
 print("first build: counts per stage as expected")
 PY
 for f in "$out"/data/train-0000{0,1,2}-of-00003.jsonl "$out/README.md" "$out/build.json" "$out/rejected.jsonl"; do
@@ -46,26 +46,26 @@ cp "$out/README.md" "$work/README-first.md"
 
 # The second build of the same sources compiles nothing and writes the same rows and card.
 "$bin" corpus build "${sources[@]}" --config "$config" --out "$out" -j 2 > "$work/second.txt" 2> "$work/second.err"
-grep -q "compiled 0, cached 82" "$work/second.txt" || { cat "$work/second.txt"; exit 1; }
-grep -q "compiles (compiled 0, cached 82)" "$work/second.err" || { echo "no progress line:"; cat "$work/second.err"; exit 1; }
+grep -q "compiled 0, cached 84" "$work/second.txt" || { cat "$work/second.txt"; exit 1; }
+grep -q "compiles (compiled 0, cached 84)" "$work/second.err" || { echo "no progress line:"; cat "$work/second.err"; exit 1; }
 diff -r "$work/data-first" "$out/data"
 cmp "$work/README-first.md" "$out/README.md"
-echo "second build: compiled 0, cached 82, same output"
+echo "second build: compiled 0, cached 84, same output"
 
 "$bin" corpus stats "$out" > "$work/stats.txt"
-grep -Eq "^109 rows in 3 shards" "$work/stats.txt" || { cat "$work/stats.txt"; exit 1; }
+grep -Eq "^113 rows in 3 shards" "$work/stats.txt" || { cat "$work/stats.txt"; exit 1; }
 grep -Eq "^opcode coverage: [0-9]+ of [0-9]+ instruction-table entries" "$work/stats.txt"
-grep -q "near-dedupe: 111 in, 2 dropped, 109 kept" "$work/stats.txt"
+grep -q "near-dedupe: 115 in, 2 dropped, 113 kept" "$work/stats.txt"
 "$bin" corpus stats "$out" --format json > "$work/stats.json"
 python3 - "$work/stats.json" <<'PY'
 import json, sys
 stats = json.load(open(sys.argv[1]))
-assert stats["rows"] == 109 and stats["by_target"] == {"sm_80": 109}, stats["by_target"]
+assert stats["rows"] == 113 and stats["by_target"] == {"sm_80": 113}, stats["by_target"]
 coverage = stats["opcode_coverage"]
 assert coverage["used"] >= 30 and coverage["unknown_instructions"] == 0, coverage
 for name in ("ld", "st", "fma", "bar", "atom", "shfl", "wmma.mma", "cp.async"):
     assert name in coverage["uses"], f"{name} not among the opcodes used: {sorted(coverage['uses'])}"
-assert stats["registers"]["count"] == 109 and stats["registers"]["max"] <= 255
+assert stats["registers"]["count"] == 113 and stats["registers"]["max"] <= 255
 assert stats["ptx_lines"]["max"] <= 1500
 print("corpus stats: rows, targets, opcode coverage as expected")
 PY

@@ -129,6 +129,8 @@ int runCorpusBuild(const CorpusBuildCli &cli) {
       request.timingRounds = cli.gate.timingRounds;
       request.launchTimeoutMs = cli.gate.launchTimeoutMs;
       request.sanitizer = false;
+      // An arch-specific target (sm_90a) compiles only as itself; the device (sm_90) runs it.
+      if (target.back() == 'a' || target.back() == 'f') request.arch = target;
       Result<serve::AnswerCheck> checked = gate->check(**task, request);
       corpus::Row score = corpus::unscoredScore();
       score["scored"] = true;
