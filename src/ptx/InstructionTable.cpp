@@ -357,6 +357,7 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"mma", "m16n8k16 m16n8k32 m16n8k4 m16n8k64 m16n8k128 m16n8k256", 80, false, 70},
     {"mma", "bf16 tf32 f64", 80, false, 70},
     {"mma", "e4m3 e5m2", 89, false, 84},
+    {"mma", "kind::f8f6f4", 100, true, 86},
     {"ldmatrix", "m16n16 m8n16 b8 b8x16 b6x16_p32 b4x16_p64", 100, true, 86},
     {"stmatrix", "m16n8 b8", 100, true, 86},
 };
