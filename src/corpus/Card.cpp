@@ -13,7 +13,7 @@ const std::vector<FieldDoc> &rowFields() {
       {"source_sha256", "string", "SHA-256 of the CUDA file"},
       {"cuda_source", "string", "the whole translation unit (the kernel with its helpers)"},
       {"entry", "string", "the kernel's `.entry` name in the PTX (mangled for C++ kernels)"},
-      {"kernel", "string", "the entry demangled (`void transpose<32>(float*, float const*, int, int)`)"},
+      {"kernel", "string", "the entry demangled (`void map_kernel<float, Square>(float const*, float*, int, Square)`)"},
       {"flags", "string", "the flag set of the matrix (`-O3`, `-G`, `--use_fast_math`, ...)"},
       {"nvrtc_options", "list<string>", "the options NVRTC got (the toolkit's include path left out)"},
       {"compiler_options", "string", "what reached the PTX compiler: `-O3`, `-O0` with -G, `-maxrregcount=N`"},
