@@ -27,12 +27,14 @@ fi
 
 # The Python package (python/, built in the main tree with -DPTXFORGE_PYTHON=ON)
 # and its tests: nanobind to build it, pytest to run them, ray for ptxforge.ray,
-# datasets to load the exports (docs/datasets.md) as a trainer does.
+# datasets to load the exports (docs/datasets.md) as a trainer does, llguidance
+# to match the PTX grammar (docs/guided.md; a 30 MB wheel with no dependencies).
 pip_install() {
   python3 -m pip install -q "$@" || python3 -m pip install -q --break-system-packages "$@"
 }
-python3 -c 'import nanobind, pytest, ray, datasets' 2> /dev/null || pip_install nanobind pytest ray datasets \
-  || echo "install-deps: nanobind/pytest/ray/datasets could not be installed; the Python package is not built" >&2
+python3 -c 'import nanobind, pytest, ray, datasets, llguidance' 2> /dev/null \
+  || pip_install nanobind pytest ray datasets llguidance \
+  || echo "install-deps: nanobind/pytest/ray/datasets/llguidance could not be installed; the Python package is not built" >&2
 
 # nvdisasm (SASS statistics). Not in the CUDA toolkit image here; PyPI has it.
 if [ -z "$(bash "$(dirname "$0")/find-nvdisasm.sh" 2>/dev/null)" ]; then

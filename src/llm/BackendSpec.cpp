@@ -19,7 +19,9 @@ namespace {
 
 constexpr std::array<const char *, 5> kKinds = {"openai", "anthropic", "exec", "replay", "batch"};
 
-constexpr std::array<BackendOptionDoc, 19> kOptionTable = {{
+constexpr std::array<const char *, 4> kFlavours = {"vllm", "vllm-legacy", "sglang", "llamacpp"};
+
+constexpr std::array<BackendOptionDoc, 22> kOptionTable = {{
     {"--model", "PTXFORGE_MODEL", "model backend as BACKEND:NAME (openai:MODEL, anthropic:MODEL, exec:COMMAND, "
                                   "replay:FILE.jsonl, batch:MODEL)"},
     {"--base-url", "PTXFORGE_BASE_URL", "endpoint root of an openai or anthropic server (default: the vendor's API)"},
@@ -38,6 +40,13 @@ constexpr std::array<BackendOptionDoc, 19> kOptionTable = {{
     {"--batch-results", "PTXFORGE_BATCH_RESULTS", "batch: Batch-API output/error files to answer from "
                                                   "(':'-separated in the environment)"},
     {"--anthropic-version", "PTXFORGE_ANTHROPIC_VERSION", "anthropic-version header (default 2023-06-01)"},
+    {"--guided", "PTXFORGE_GUIDED", "openai: constrain decoding with the PTX grammar (`ptxforge grammar`), sent in "
+                                    "the field of --server-flavour (docs/guided.md)"},
+    {"--server-flavour", "PTXFORGE_SERVER_FLAVOUR", "openai with --guided: vllm (structured_outputs.grammar), "
+                                                    "vllm-legacy (guided_grammar), sglang (ebnf), llamacpp (grammar); "
+                                                    "default vllm"},
+    {"--guided-format", "PTXFORGE_GUIDED_FORMAT", "openai with --guided: the grammar's format, gbnf, lark or ebnf "
+                                                  "(default: gbnf for llamacpp, ebnf for the others)"},
     {"", "PTXFORGE_MAX_RESPONSE_BYTES", "largest HTTP response body, streamed or not, e.g. 256M (default 64M)"},
     {"", "PTXFORGE_MAX_SSE_LINE_BYTES", "largest line or event of a streamed answer, e.g. 64M (default 8M)"},
     {"", "OPENAI_BASE_URL", "openai: base URL when neither --base-url nor PTXFORGE_BASE_URL is given"},
@@ -61,6 +70,10 @@ Result<std::chrono::milliseconds> parseSeconds(const std::string &variable, cons
 std::span<const char *const> backendKinds() { return kKinds; }
 
 std::span<const BackendOptionDoc> backendOptionTable() { return kOptionTable; }
+
+std::span<const char *const> serverFlavours() { return kFlavours; }
+
+const char *defaultGrammarFormat(std::string_view flavour) { return flavour == "llamacpp" ? "gbnf" : "ebnf"; }
 
 Result<BackendSpec> parseBackendSpec(std::string_view text) {
   auto kindsList = [] {
@@ -160,6 +173,8 @@ Result<BackendOptions> optionsFromEnvironment(const EnvironmentLookup &environme
   }
   if (auto value = get("PTXFORGE_ANTHROPIC_VERSION"))
     options.anthropicVersion = *value;
+  if (auto value = get("PTXFORGE_SERVER_FLAVOUR"))
+    options.serverFlavour = *value; // checked when the openai backend is created
   return options;
 }
 
@@ -172,6 +187,9 @@ std::optional<std::string> modelSpecFromEnvironment(const EnvironmentLookup &env
 
 Result<std::unique_ptr<Backend>> createBackend(const BackendSpec &spec, const BackendOptions &options) {
   Result<std::unique_ptr<Backend>> backend = makeError(ErrorKind::InvalidInput, "unknown backend " + spec.backend);
+  if (!options.guidedGrammar.empty() && spec.backend != "openai")
+    return makeError(ErrorKind::InvalidInput, "--guided sends a grammar to an OpenAI-compatible server (vLLM, SGLang, "
+                                              "llama.cpp): it needs the openai backend, not " + spec.backend);
   if (spec.backend == "openai")
     backend = OpenAiBackend::create(spec.name, options);
   else if (spec.backend == "anthropic")

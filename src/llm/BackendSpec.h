@@ -89,7 +89,22 @@ struct BackendOptions {
   size_t maxSseLineBytes = size_t{8} << 20;
   /// Where API keys are read from; null means processEnvironment().
   EnvironmentLookup environment;
+  /// openai: a grammar the server constrains decoding with (`--guided`,
+  /// docs/guided.md), sent in the field `serverFlavour` names; empty: none.
+  std::string guidedGrammar;
+  /// openai: the server behind the endpoint, which decides that field (see
+  /// serverFlavours()); PTXFORGE_SERVER_FLAVOUR.
+  std::string serverFlavour = "vllm";
 };
+
+/// The server flavours --guided knows: "vllm" (structured_outputs.grammar,
+/// vLLM 0.10.2 and later), "vllm-legacy" (guided_grammar, before 0.12),
+/// "sglang" (ebnf), "llamacpp" (grammar).
+std::span<const char *const> serverFlavours();
+
+/// The grammar format a flavour's server reads by default: "gbnf" for
+/// llama.cpp, "ebnf" (xgrammar's, which llguidance reads too) for the others.
+const char *defaultGrammarFormat(std::string_view flavour);
 
 /// One row of the option table: the CLI's flag, its environment twin, help.
 struct BackendOptionDoc {

@@ -177,7 +177,26 @@ std::optional<DecodeFailure> decodeOpenAiResponse(const Request &request, const 
   return std::nullopt;
 }
 
+Result<void> addGuidedGrammar(nlohmann::json &body, std::string_view flavour, const std::string &grammar) {
+  // Field names from each server's documentation (docs/guided.md).
+  if (flavour == "vllm")
+    body["structured_outputs"] = {{"grammar", grammar}};
+  else if (flavour == "vllm-legacy")
+    body["guided_grammar"] = grammar;
+  else if (flavour == "sglang")
+    body["ebnf"] = grammar;
+  else if (flavour == "llamacpp")
+    body["grammar"] = grammar;
+  else
+    return makeError(ErrorKind::InvalidInput, "unknown server flavour '" + std::string(flavour) +
+                                                  "' (valid: vllm, vllm-legacy, sglang, llamacpp)");
+  return {};
+}
+
 Result<std::unique_ptr<Backend>> OpenAiBackend::create(const std::string &model, const BackendOptions &options) {
+  nlohmann::json probe = nlohmann::json::object();
+  if (Result<void> known = addGuidedGrammar(probe, options.serverFlavour, ""); !known)
+    return known.error();
   std::string url = options.baseUrl;
   if (url.empty())
     url = readEnvironment(options, "OPENAI_BASE_URL").value_or(kDefaultBaseUrl); // the vendor SDKs' variable
@@ -192,7 +211,11 @@ Result<std::unique_ptr<Backend>> OpenAiBackend::create(const std::string &model,
 Result<HttpRequest> OpenAiBackend::buildHttpRequest(const Request &request, const std::string &model) const {
   HttpRequest http;
   http.url = baseUrl() + openAiEndpoint(request);
-  http.body = dumpJson(openAiRequestBody(request, model, request.stream, options().streamIncludeUsage));
+  nlohmann::json body = openAiRequestBody(request, model, request.stream, options().streamIncludeUsage);
+  if (!options().guidedGrammar.empty())
+    if (Result<void> added = addGuidedGrammar(body, options().serverFlavour, options().guidedGrammar); !added)
+      return added.error();
+  http.body = dumpJson(body);
   http.headers.push_back({"Content-Type", "application/json"});
   http.headers.push_back({"Accept", request.stream ? "text/event-stream" : "application/json"});
   if (!apiKey().empty())

@@ -6,7 +6,7 @@
 //
 // Sent: model, messages | prompt, and temperature, top_p, max_tokens, seed,
 // stop when set; "stream": true plus stream_options.include_usage when the
-// request streams. Headers: Authorization: Bearer $OPENAI_API_KEY when the key
+// request streams; with --guided, the PTX grammar in the flavour's field. Headers: Authorization: Bearer $OPENAI_API_KEY when the key
 // is set (local servers usually need none).
 //
 // Streams are SSE: `data: {chunk}` lines with choices[0].delta.content (chat)
@@ -24,6 +24,12 @@ namespace ptxforge::llm {
 /// the "body" of a Batch-API line).
 nlohmann::json openAiRequestBody(const Request &request, const std::string &model, bool stream,
                                  bool streamIncludeUsage);
+
+/// Adds a guided-decoding grammar to a request body in the field the server
+/// flavour reads (BackendOptions::serverFlavour): vLLM
+/// `structured_outputs.grammar` (`guided_grammar` for vllm-legacy), SGLang
+/// `ebnf`, llama.cpp `grammar`. InvalidInput for an unknown flavour.
+Result<void> addGuidedGrammar(nlohmann::json &body, std::string_view flavour, const std::string &grammar);
 
 /// The endpoint path under the base URL: "/chat/completions" or "/completions".
 const char *openAiEndpoint(const Request &request);

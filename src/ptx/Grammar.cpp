@@ -211,7 +211,9 @@ std::string renderGrammar(GrammarFormat format, const std::vector<Rule> &rules, 
     start = end + 1;
   }
   out += "\n";
-  if (format == GrammarFormat::Lark) out += "start: root\n";
+  // `%llguidance {}` marks the text as llguidance's Lark (SGLang asks for it
+  // with --grammar-backend llguidance); `start` is Lark's start rule.
+  if (format == GrammarFormat::Lark) out += "%llguidance {}\n\nstart: root\n";
   for (const Rule &r : rules) {
     if (!r.comment.empty()) out += "\n" + comment + r.comment + "\n";
     // One rule per line: GBNF ends a rule at a newline outside a group.

@@ -1,5 +1,7 @@
 #include "ModelOptions.h"
 
+#include "GrammarCommand.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -40,6 +42,18 @@ void addModelFlags(CLI::App *command, ModelFlags &flags) {
   command->add_option("--retries", flags.retries, "Retries on 429, 5xx and broken connections")->check(CLI::Range(0, 100));
   command->add_option("--retry-backoff", flags.retryBackoff, "Seconds before the first retry");
   command->add_option("--max-retry-after", flags.maxRetryAfter, "Longest Retry-After in seconds that is waited out");
+  command->add_flag("--guided", flags.guided,
+                    "openai: constrain decoding with the PTX grammar (`ptxforge grammar`), docs/guided.md")
+      ->envname("PTXFORGE_GUIDED");
+  command->add_option("--server-flavour", flags.serverFlavour,
+                      "With --guided: vllm (structured_outputs.grammar), vllm-legacy (guided_grammar), sglang (ebnf), "
+                      "llamacpp (grammar); default vllm")
+      ->check(CLI::IsMember({"vllm", "vllm-legacy", "sglang", "llamacpp"}))
+      ->envname("PTXFORGE_SERVER_FLAVOUR");
+  command->add_option("--guided-format", flags.guidedFormat,
+                      "With --guided: gbnf, lark or ebnf (default: gbnf for llamacpp, ebnf for the others)")
+      ->check(CLI::IsMember({"gbnf", "lark", "ebnf"}))
+      ->envname("PTXFORGE_GUIDED_FORMAT");
 }
 
 Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::string &spec) {
@@ -62,6 +76,14 @@ Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::st
   if (flags.retryBackoff) options.initialBackoff = ms(*flags.retryBackoff);
   if (flags.maxRetryAfter) options.maxRetryAfter = ms(*flags.maxRetryAfter);
   if (flags.retries) options.maxRetries = *flags.retries;
+  if (flags.serverFlavour) options.serverFlavour = *flags.serverFlavour;
+  if (flags.guided) {
+    // Every target's opcodes: the grammar is one per run, and a run may span targets.
+    std::string format = flags.guidedFormat.value_or(llm::defaultGrammarFormat(options.serverFlavour));
+    Result<std::string> grammar = buildGrammar(format, "", std::nullopt, {});
+    if (!grammar) return grammar.error();
+    options.guidedGrammar = std::move(grammar.value());
+  }
   return llm::openBackend(spec, options);
 }
 

@@ -27,6 +27,9 @@ struct ModelFlags {
   std::vector<std::string> batchResults;
   std::optional<double> connectTimeout, requestTimeout, stallTimeout, retryBackoff, maxRetryAfter;
   std::optional<int> retries;
+  /// --guided: send the PTX grammar (docs/guided.md) in --server-flavour's field.
+  bool guided = false;
+  std::optional<std::string> serverFlavour, guidedFormat;
 };
 
 void addModelFlags(CLI::App *command, ModelFlags &flags);
