@@ -61,6 +61,14 @@ std::optional<Special> specialOf(std::string_view name) {
       {"%lanemask_ge", Special::LaneMaskGe}, {"%dynamic_smem_size", Special::DynamicSmemSize},
       {"%total_smem_size", Special::TotalSmemSize}, {"%clock", Special::Clock},
       {"%clock64", Special::Clock64},  {"%globaltimer", Special::GlobalTimer},
+      {"%cluster_ctaid.x", Special::ClusterCtaidX},   {"%cluster_ctaid.y", Special::ClusterCtaidY},
+      {"%cluster_ctaid.z", Special::ClusterCtaidZ},   {"%cluster_nctaid.x", Special::ClusterNctaidX},
+      {"%cluster_nctaid.y", Special::ClusterNctaidY}, {"%cluster_nctaid.z", Special::ClusterNctaidZ},
+      {"%clusterid.x", Special::ClusterIdX},          {"%clusterid.y", Special::ClusterIdY},
+      {"%clusterid.z", Special::ClusterIdZ},          {"%nclusterid.x", Special::NclusterIdX},
+      {"%nclusterid.y", Special::NclusterIdY},        {"%nclusterid.z", Special::NclusterIdZ},
+      {"%cluster_ctarank", Special::ClusterCtarank},  {"%cluster_nctarank", Special::ClusterNctarank},
+      {"%is_explicit_cluster", Special::IsExplicitCluster},
   };
   auto it = table.find(name);
   if (it == table.end()) return std::nullopt;
@@ -212,6 +220,7 @@ public:
   }
   unsigned addressBits() const { return module_.addressSize == 32 ? 32 : 64; }
   bool inEntry() const { return currentIsEntry_; }
+  void noteClusterSpecial() { program_.usesClusterSpecials = true; }
 
 private:
   /// A module the emulator cannot make sense of, located at `line` (0 = the module).
@@ -308,6 +317,7 @@ bool Context::resolveOperand(const ptx::Operand &operand, DType type, bool desti
       if (destination) return fail(fmt::format("special register {} used as a destination", operand.name));
       if (*special == Special::Clock || *special == Special::Clock64 || *special == Special::GlobalTimer)
         out.flags |= kReadsClock;
+      if (*special >= Special::ClusterCtaidX) decoder_.noteClusterSpecial();
       out.ops[out.ndst + out.nsrc] = Operand{decoder_.specialSlot(*special), static_cast<uint8_t>(specialBits(*special)), false};
       return true;
     }
@@ -567,6 +577,23 @@ Result<void> ModuleDecoder::decodeFunction(const ptx::Function &function) {
     }
     kernel.paramBytes = static_cast<uint32_t>(offset);
     for (const ptx::TuningDirective &tuning : function.tuning) {
+      if (tuning.name == "explicitcluster") {
+        kernel.explicitCluster = true;
+        if (!kernel.clusterDim[0]) kernel.clusterDim[0] = kernel.clusterDim[1] = kernel.clusterDim[2] = 1;
+        continue;
+      }
+      if (tuning.name == "reqnctapercluster") {
+        kernel.explicitCluster = true;
+        for (size_t i = 0; i < 3; ++i) {
+          uint64_t v = i < tuning.values.size() ? std::strtoull(tuning.values[i].c_str(), nullptr, 0) : 1;
+          if (v == 0 || v > 16)
+            return errorAt(tuning.loc.line, fmt::format("invalid: .reqnctapercluster {} is not a cluster dimension "
+                                                        "(1 to 16)",
+                                                        i < tuning.values.size() ? tuning.values[i] : "1"));
+          kernel.clusterDim[i] = static_cast<uint32_t>(v);
+        }
+        continue;
+      }
       if (tuning.name != "maxntid" && tuning.name != "reqntid") continue;
       uint64_t product = 1;
       for (size_t i = 0; i < tuning.values.size() && i < 3; ++i) {

@@ -189,6 +189,21 @@ public:
     if (desc.reqntid[0] && (config.block.x != desc.reqntid[0] || config.block.y != desc.reqntid[1] ||
                             config.block.z != desc.reqntid[2]))
       return makeExecError(ExecErrorKind::LaunchError, "the block does not match the kernel's .reqntid (CUDA_ERROR_INVALID_VALUE)");
+    if (desc.clusterDim[0]) {
+      // A cluster launch: the grid is whole clusters, of at most 8 CTAs (the
+      // portable size; more needs an attribute the gate does not set).
+      const uint32_t *c = desc.clusterDim;
+      if (desc.clusterSize() > 8)
+        return makeExecError(ExecErrorKind::LaunchError,
+                             fmt::format("a cluster of {}x{}x{} CTAs exceeds the portable cluster size of 8 "
+                                         "(CUDA_ERROR_INVALID_CLUSTER_SIZE)",
+                                         c[0], c[1], c[2]));
+      if (config.grid.x % c[0] || config.grid.y % c[1] || config.grid.z % c[2])
+        return makeExecError(ExecErrorKind::LaunchError,
+                             fmt::format("the grid ({},{},{}) is not a whole number of {}x{}x{} clusters "
+                                         "(CUDA_ERROR_INVALID_CLUSTER_SIZE)",
+                                         config.grid.x, config.grid.y, config.grid.z, c[0], c[1], c[2]));
+    }
     if (config.grid.y > 65535 || config.grid.z > 65535)
       return makeExecError(ExecErrorKind::LaunchError, "grid.y and grid.z are limited to 65535 (CUDA_ERROR_INVALID_VALUE)");
     uint64_t shared = uint64_t(program.dynamicSharedOffset) + config.dynamicSharedBytes;
@@ -198,11 +213,13 @@ public:
                                        shared, properties_.maxSharedBytesPerBlockOptin));
     // The emulator's own memory per CTA: every thread's registers and local memory.
     constexpr uint64_t kCtaBudget = uint64_t(256) << 20;
-    if (threads * program.slotCount * 8 > kCtaBudget || threads * program.localBytes > kCtaBudget)
+    // A cluster's CTAs are alive together.
+    uint64_t together = threads * desc.clusterSize();
+    if (together * program.slotCount * 8 > kCtaBudget || together * program.localBytes > kCtaBudget)
       return makeExecError(ExecErrorKind::OutOfResources,
                            fmt::format("{} threads x ({} registers, {} bytes of local memory) exceed the emulator's "
-                                       "256 MiB per CTA (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
-                                       threads, program.slotCount, program.localBytes));
+                                       "256 MiB per CTA (or cluster) (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
+                                       together, program.slotCount, program.localBytes));
     if (args.bytes.size() < desc.paramBytes)
       return makeExecError(ExecErrorKind::InvalidArgument,
                            fmt::format("the kernel takes {} bytes of parameters; {} were given", desc.paramBytes,

@@ -103,40 +103,69 @@ uint64_t address2Of(const Warp &w, const Inst &in, unsigned lane) {
   return (in.addrSlot2 != kNoSlot ? w.row(in.addrSlot2)[lane] : 0) + static_cast<uint64_t>(in.offset2);
 }
 
-/// A shared-memory operand as an offset into the CTA's shared memory, with the
-/// bounds and alignment checked; false after a fatal memcheck finding.
-bool sharedOffset(Warp &w, const Inst &in, unsigned lane, Space space, uint64_t address, uint64_t bytes,
+/// A shared-memory operand as a CTA of the cluster (this one for a plain
+/// offset, the one its rank names for a .shared::cluster address) and an offset
+/// into its shared memory, with the bounds and alignment checked; nullptr
+/// after a fatal memcheck finding.
+Cta *sharedTarget(Warp &w, const Inst &in, unsigned lane, Space space, uint64_t address, uint64_t bytes,
                   uint32_t alignment, const char *what, uint32_t &offset) {
   uint64_t original = address;
   if (space == Space::Generic) {
     if (address - kSharedWindow >= kWindowSize) {
       w.fault(in, lane, "memcheck",
               fmt::format("{} at generic address 0x{:x}, which is not in shared memory", what, original));
-      return false;
+      return nullptr;
     }
     address -= kSharedWindow;
   }
-  size_t size = w.cta->shared->size();
+  Cta *target = w.cta;
+  if (uint64_t rank = address >> kClusterRankShift) {
+    if (rank - 1 >= w.cta->clusterSize) {
+      w.fault(in, lane, "memcheck",
+              fmt::format("{} at shared::cluster address 0x{:x}, which names CTA rank {} of a cluster of {}", what,
+                          address, rank - 1, w.cta->clusterSize));
+      return nullptr;
+    }
+    target = w.cta->clusterCta(static_cast<uint32_t>(rank - 1));
+    if (target->exited) {
+      w.fault(in, lane, "memcheck",
+              fmt::format("{} in CTA rank {} of the cluster, which has exited", what, rank - 1));
+      return nullptr;
+    }
+    address &= kClusterOffsetMask;
+  }
+  size_t size = target->shared->size();
   if (address > size || bytes > size - address) {
     w.fault(in, lane, "memcheck",
             fmt::format("{} of {} bytes at shared address 0x{:x} is out of bounds (the CTA has {} bytes of shared "
                         "memory)",
                         what, bytes, address, size));
-    return false;
+    return nullptr;
   }
   if (address % alignment != 0) {
     w.fault(in, lane, "memcheck",
             fmt::format("{} at shared address 0x{:x} is misaligned (must be {}-byte aligned)", what, address,
                         alignment));
-    return false;
+    return nullptr;
   }
   offset = static_cast<uint32_t>(address);
-  return true;
+  return target;
 }
 
-/// The mbarrier at `offset`, or a fatal synccheck finding.
-Mbarrier *barrierAt(Warp &w, const Inst &in, unsigned lane, uint32_t offset, const char *what) {
-  Mbarrier *b = w.cta->async->find(offset);
+/// sharedTarget for operands in the executing CTA's own shared memory.
+bool sharedOffset(Warp &w, const Inst &in, unsigned lane, Space space, uint64_t address, uint64_t bytes,
+                  uint32_t alignment, const char *what, uint32_t &offset) {
+  Cta *target = sharedTarget(w, in, lane, space, address, bytes, alignment, what, offset);
+  if (target && target != w.cta) {
+    w.fault(in, lane, "memcheck", fmt::format("{} must be in this CTA's shared memory (.shared::cta)", what));
+    return false;
+  }
+  return target != nullptr;
+}
+
+/// The mbarrier at `offset` of `cta`, or a fatal synccheck finding.
+Mbarrier *barrierAt(Warp &w, const Inst &in, unsigned lane, uint32_t offset, const char *what, Cta *cta = nullptr) {
+  Mbarrier *b = (cta ? cta : w.cta)->async->find(offset);
   if (!b)
     w.fault(in, lane, "synccheck",
             fmt::format("{} on shared address 0x{:x}, which holds no initialized mbarrier (mbarrier.init it first; "
@@ -211,12 +240,19 @@ uint64_t mbarrierOperand(const Warp &w, const Inst &in, unsigned lane) {
 }
 
 void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
-  AsyncState &state = *w.cta->async;
   while (active) {
     unsigned l = static_cast<unsigned>(std::countr_zero(active));
     active &= active - 1;
     uint32_t offset = 0;
-    if (!sharedOffset(w, in, l, in.space, addressOf(w, in, l), 8, 8, "mbarrier object", offset)) return;
+    // An mbarrier of another CTA of the cluster (a .shared::cluster address
+    // from mapa) takes remote arrivals and transactions.
+    Cta *owner = sharedTarget(w, in, l, in.space, addressOf(w, in, l), 8, 8, "mbarrier object", offset);
+    if (!owner) return;
+    if (owner != w.cta && (in.sub == MbarInit || in.sub == MbarInval)) {
+      w.fault(in, l, "synccheck", "mbarrier.init and mbarrier.inval work on this CTA's own mbarriers");
+      return;
+    }
+    AsyncState &state = *owner->async;
     ++state.changes;
     switch (in.sub) {
     case MbarInit: {
@@ -249,7 +285,7 @@ void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
       break;
     }
     case MbarArrive: {
-      Mbarrier *b = barrierAt(w, in, l, offset, "mbarrier.arrive");
+      Mbarrier *b = barrierAt(w, in, l, offset, "mbarrier.arrive", owner);
       if (!b) return;
       uint32_t count = 1;
       if (in.sub2 & kExpectTx) {
@@ -267,7 +303,8 @@ void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
     }
     case MbarExpectTx:
     case MbarCompleteTx: {
-      Mbarrier *b = barrierAt(w, in, l, offset, in.sub == MbarExpectTx ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
+      Mbarrier *b = barrierAt(w, in, l, offset, in.sub == MbarExpectTx ? "mbarrier.expect_tx" : "mbarrier.complete_tx",
+                              owner);
       if (!b) return;
       int64_t bytes = static_cast<int64_t>(w.get(in.src(0), l) & 0xffffffffu);
       if (!changeTx(w, in, l, *b, in.sub == MbarExpectTx ? bytes : -bytes)) return;
@@ -277,7 +314,7 @@ void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
     case CpAsyncArrive: {
       // cp.async copies complete when issued, so the arrive they trigger
       // happens now; without .noinc it also raised the pending count first.
-      Mbarrier *b = barrierAt(w, in, l, offset, "cp.async.mbarrier.arrive");
+      Mbarrier *b = barrierAt(w, in, l, offset, "cp.async.mbarrier.arrive", owner);
       if (!b) return;
       if ((in.sub2 & kNoInc) && !arrive(w, in, l, *b, 1, false, false)) return;
       break;
@@ -363,8 +400,7 @@ uint8_t *globalRange(Warp &w, const Inst &in, unsigned lane, uint64_t address, u
 /// Writes `bytes` into shared memory as the async proxy: no generic write for
 /// racecheck, initialized for initcheck, no longer a generic write for the
 /// proxy-fence check.
-void asyncSharedWrite(Warp &w, uint32_t offset, const uint8_t *data, uint32_t bytes) {
-  Cta &cta = *w.cta;
+void asyncSharedWrite(Warp &w, Cta &cta, uint32_t offset, const uint8_t *data, uint32_t bytes) {
   std::memmove(cta.shared->data() + offset, data, bytes);
   if (w.launch->checks.racecheck)
     for (uint32_t i = 0; i < bytes; ++i) {
@@ -379,8 +415,8 @@ void asyncSharedWrite(Warp &w, uint32_t offset, const uint8_t *data, uint32_t by
 
 /// A bulk copy may not overwrite a live mbarrier or shared memory a bulk copy
 /// to global may still be reading.
-bool asyncProxyWrite(Warp &w, const Inst &in, unsigned lane, uint32_t begin, uint32_t end) {
-  AsyncState &state = *w.cta->async;
+bool asyncProxyWrite(Warp &w, const Inst &in, unsigned lane, Cta &cta, uint32_t begin, uint32_t end) {
+  AsyncState &state = *cta.async;
   for (const Mbarrier &b : state.barriers)
     if (b.offset < end && b.offset + 8 > begin) {
       w.fault(in, lane, "synccheck",
@@ -450,16 +486,24 @@ void execBulkCopy(Warp &w, const Inst &in, LaneMask active) {
       if (bytes) std::memcpy(p, buffer.data(), bytes);
       continue;
     }
-    uint32_t to = 0;
-    if (!sharedOffset(w, in, l, Space::Shared, dst, bytes, 16, "cp.async.bulk destination", to)) return;
-    uint32_t barrierOffset = 0;
-    if (!sharedOffset(w, in, l, Space::Shared, mbarrierOperand(w, in, l), 8, 8, "mbarrier object", barrierOffset))
+    // The destination may be another CTA of the cluster; its mbarrier is in
+    // the same CTA as the destination.
+    uint32_t to = 0, barrierOffset = 0;
+    Cta *target = sharedTarget(w, in, l, Space::Shared, dst, bytes, 16, "cp.async.bulk destination", to);
+    if (!target) return;
+    Cta *barrierOwner =
+        sharedTarget(w, in, l, Space::Shared, mbarrierOperand(w, in, l), 8, 8, "mbarrier object", barrierOffset);
+    if (!barrierOwner) return;
+    if (barrierOwner != target) {
+      w.fault(in, l, "memcheck", "cp.async.bulk's mbarrier is not in the CTA of its destination");
       return;
-    Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk's complete_tx");
-    if (!b || !asyncProxyWrite(w, in, l, to, to + bytes)) return;
-    asyncSharedWrite(w, to, buffer.data(), bytes);
-    recordWrite(state, AsyncWrite{to, to + bytes, barrierOffset, b->phase, in.line, thread});
-    ++state.changes;
+    }
+    Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk's complete_tx", target);
+    if (!b || !asyncProxyWrite(w, in, l, *target, to, to + bytes)) return;
+    asyncSharedWrite(w, *target, to, buffer.data(), bytes);
+    AsyncState &targetState = *target->async;
+    recordWrite(targetState, AsyncWrite{to, to + bytes, barrierOffset, b->phase, in.line, thread});
+    ++targetState.changes;
     if (!changeTx(w, in, l, *b, -static_cast<int64_t>(bytes))) return;
     tryComplete(*b);
   }
@@ -483,6 +527,50 @@ void execBulkGroup(Warp &w, const Inst &in, LaneMask active) {
 }
 
 void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFences[w.index]; }
+
+// ---------------------------------------------------------------------------
+// Cluster addresses: mapa and getctarank (sub2 1: generic addresses)
+
+void execMapa(Warp &w, const Inst &in, LaneMask active) {
+  bool generic = in.sub2 == 1;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint64_t address = w.get(in.src(0), l);
+    uint64_t rank = w.get(in.src(1), l) & 0xffffffffu;
+    if (generic && address - kSharedWindow >= kWindowSize) {
+      w.fault(in, l, "memcheck", fmt::format("mapa of generic address 0x{:x}, which is not in shared memory", address));
+      return;
+    }
+    if (rank >= w.cta->clusterSize) {
+      w.fault(in, l, "memcheck",
+              fmt::format("mapa to CTA rank {} of a cluster of {} CTAs", rank, w.cta->clusterSize));
+      return;
+    }
+    uint64_t offset = (generic ? address - kSharedWindow : address) & kClusterOffsetMask;
+    uint64_t mapped = ((rank + 1) << kClusterRankShift) | offset;
+    w.set(in.dst(0), l, lowBits(generic ? mapped + kSharedWindow : mapped, in.accessBytes * 8));
+  }
+}
+
+void execGetctarank(Warp &w, const Inst &in, LaneMask active) {
+  bool generic = in.sub2 == 1;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    uint64_t address = w.get(in.src(0), l);
+    if (generic) {
+      if (address - kSharedWindow >= kWindowSize) {
+        w.fault(in, l, "memcheck",
+                fmt::format("getctarank of generic address 0x{:x}, which is not in shared memory", address));
+        return;
+      }
+      address -= kSharedWindow;
+    }
+    uint64_t rank = address >> kClusterRankShift;
+    w.set(in.dst(0), l, rank ? rank - 1 : w.cta->clusterRank);
+  }
+}
 
 // ---------------------------------------------------------------------------
 // stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.b8
@@ -788,6 +876,27 @@ bool decodeAsync(DecodeContext &ctx) {
     return decodeBulk(ctx);
   if (op == "fence" && ctx.has("proxy") && (ctx.has("async") || ctx.has("async::generic"))) {
     out.exec = execProxyFence;
+    return true;
+  }
+  if (op == "barrier" && ctx.has("cluster")) {
+    if (!onlyModifiers(ctx, {"cluster", "arrive", "wait", "release", "relaxed", "acquire", "aligned"}, 0)) return true;
+    if (ctx.has("arrive") == ctx.has("wait")) return ctx.invalid("is barrier.cluster.arrive or barrier.cluster.wait");
+    if (!in.operands.empty()) return ctx.invalid("takes no operands");
+    out.op = Op::ClusterBarrier;
+    out.sub = ctx.has("wait") ? 1 : 0;
+    return true;
+  }
+  if (op == "mapa" || op == "getctarank") {
+    if (!onlyModifiers(ctx, {"shared::cluster", "u32", "u64"}, 0)) return true;
+    bool wide = ctx.has("u64");
+    if (wide == ctx.has("u32")) return ctx.invalid("needs .u32 or .u64");
+    out.sub2 = ctx.has("shared::cluster") ? 0 : 1;
+    out.accessBytes = wide ? 8 : 4;
+    size_t operands = op == "mapa" ? 3 : 2;
+    if (in.operands.size() != operands) return ctx.invalid(fmt::format("takes {} operands", operands));
+    if (!ctx.addDst(in.operands[0]) || !ctx.addSrc(in.operands[1], wide ? DType::U64 : DType::U32)) return true;
+    if (op == "mapa" && !ctx.addSrc(in.operands[2], DType::U32)) return true;
+    out.exec = op == "mapa" ? execMapa : execGetctarank;
     return true;
   }
   if (op == "stmatrix" && ctx.has("m16n8")) {

@@ -30,8 +30,8 @@ bool isIgnorableModifier(std::string_view m) {
 std::optional<Space> spaceOf(DecodeContext &ctx) {
   for (const std::string &m : ctx.in.modifiers) {
     if (m == "global") return Space::Global;
-    if (m == "shared" || m == "shared::cta") return Space::Shared;
-    if (m == "shared::cluster") return std::nullopt;
+    // .shared::cluster addresses carry the CTA's rank (Machine.h); plain ones are this CTA's.
+    if (m == "shared" || m == "shared::cta" || m == "shared::cluster") return Space::Shared;
     if (m == "local") return Space::Local;
     if (m == "const") return Space::Const;
     if (m == "param" || m == "param::entry" || m == "param::func") return Space::Param;
@@ -274,7 +274,8 @@ bool decodeLoadStore(DecodeContext &ctx, bool store) {
   std::optional<Space> space = spaceOf(ctx);
   if (!space) return ctx.unsupported("distributed shared memory (.shared::cluster) is not emulated");
   for (const std::string &m : in.modifiers) {
-    if (m == "global" || m == "shared" || m == "shared::cta" || m == "local" || m == "const" || m == "param" ||
+    if (m == "global" || m == "shared" || m == "shared::cta" || m == "shared::cluster" || m == "local" ||
+        m == "const" || m == "param" ||
         m == "v2" || m == "v4" || m == "v8" || parseDType(m) != DType::None || isIgnorableModifier(m) ||
         m == "param::entry" || m == "param::func")
       continue;

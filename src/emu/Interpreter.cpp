@@ -25,8 +25,8 @@ namespace ptxforge::emu {
 
 namespace {
 
-/// Buffers one host thread reuses across the CTAs it runs.
-struct HostThread {
+/// One CTA's buffers, which a host thread reuses across the CTAs it runs.
+struct CtaBuffers {
   std::vector<uint64_t> regs;
   std::vector<uint32_t> written;
   std::vector<uint8_t> local;
@@ -34,9 +34,32 @@ struct HostThread {
   std::vector<SharedShadow> shadow;
   std::vector<uint32_t> sharedWritten;
   std::vector<Warp> warps;
-  uint32_t epoch = 0;
   AsyncState async; ///< for programs that use mbarriers or bulk copies
+  Cta cta;
 };
+
+/// What one host thread reuses across the CTAs (or clusters of CTAs) it runs.
+struct HostThread {
+  std::vector<std::unique_ptr<CtaBuffers>> ctas; ///< one per CTA of a cluster (stable addresses)
+  std::vector<Cta *> cluster;                     ///< their Cta by rank, for a cluster
+  uint32_t epoch = 0;
+  CtaBuffers &buffers(size_t rank) {
+    while (ctas.size() <= rank) ctas.push_back(std::make_unique<CtaBuffers>());
+    return *ctas[rank];
+  }
+};
+
+/// Where a CTA sits in its cluster (a cluster of one without a cluster launch).
+struct ClusterPlace {
+  uint32_t ctaid[3] = {0, 0, 0};     ///< %cluster_ctaid
+  uint32_t dim[3] = {1, 1, 1};       ///< %cluster_nctaid
+  uint32_t id[3] = {0, 0, 0};        ///< %clusterid
+  uint32_t count[3] = {1, 1, 1};     ///< %nclusterid
+  uint32_t rank = 0, size = 1;
+};
+
+/// The barrier id of lanes blocked at barrier.cluster.wait (CTA barriers are 0..15).
+constexpr uint32_t kClusterBarrierId = 0x8000;
 
 /// Fills `bytes` with garbage derived from `seed` (8 bytes per hash).
 void fillGarbage(uint8_t *out, size_t bytes, uint64_t seed) {
@@ -84,6 +107,9 @@ private:
   /// An mbarrier wait (kept out of run()'s body: only async programs have
   /// them); false when the warp stops, to let the CTA's other warps run.
   [[gnu::noinline]] bool wait(const Inst &in, LaneMask active);
+  /// barrier.cluster.arrive/wait: 0 to go on with the next instruction, 1
+  /// when lanes now wait (select again), 2 after a fatal finding.
+  [[gnu::noinline]] int clusterBarrier(const Inst &in, LaneMask active);
 
   Warp &w_;
   const Program &p_;
@@ -183,6 +209,34 @@ bool WarpRunner::wait(const Inst &in, LaneMask active) {
   return false;
 }
 
+int WarpRunner::clusterBarrier(const Inst &in, LaneMask active) {
+  if (in.sub == 0) { // arrive
+    if (LaneMask again = active & (w_.clusterArrived | w_.clusterPassed)) {
+      w_.fault(in, static_cast<unsigned>(std::countr_zero(again)), "synccheck",
+               "barrier.cluster.arrive again before barrier.cluster.wait (each thread alternates arrive and wait)");
+      return 2;
+    }
+    w_.clusterArrived |= active;
+    return 0;
+  }
+  if (LaneMask never = active & ~(w_.clusterArrived | w_.clusterPassed)) {
+    w_.fault(in, static_cast<unsigned>(std::countr_zero(never)), "synccheck",
+             "barrier.cluster.wait with no barrier.cluster.arrive of this thread before it");
+    return 2;
+  }
+  // Lanes whose phase completed since they arrived go on; the others wait.
+  w_.clusterPassed &= ~active;
+  LaneMask block = active & w_.clusterArrived;
+  if (!block) return 0;
+  forEachLane(block, [&](unsigned l) {
+    w_.barrierId[l] = kClusterBarrierId;
+    w_.barrierPc[l] = pc_;
+  });
+  w_.blocked |= block;
+  forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+  return 1;
+}
+
 void WarpRunner::run() {
   if (!select()) return;
   const std::vector<CallInfo> &calls = p_.calls;
@@ -218,6 +272,16 @@ void WarpRunner::run() {
     case Op::MbarrierWait:
       if (!wait(in, active)) return;
       break;
+    case Op::ClusterBarrier: {
+      int next = clusterBarrier(in, active);
+      if (next == 2) return;
+      if (next == 1) {
+        if (!select()) return;
+        continue;
+      }
+      ++pc_;
+      break;
+    }
     case Op::Bra:
       if (active == cur_) {
         storeGroupPc(in.target);
@@ -353,7 +417,7 @@ void WarpRunner::run() {
 /// Releases the barriers every waiting thread has reached; false on a
 /// deadlock (reported) or a synccheck failure.
 bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint32_t liveThreads,
-                     bool reportDeadlock = true) {
+                     bool reportDeadlock = true, bool *releasedOut = nullptr) {
   Launch &launch = *cta.launch;
   const Program &program = *launch.program;
   // Count the waiting threads per barrier id.
@@ -421,6 +485,7 @@ bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint3
   if (released) {
     cta.epoch = ++host.epoch;
     if (cta.async) asyncBarrierRelease(*cta.async);
+    if (releasedOut) *releasedOut = true;
     return true;
   }
   // Warps that still run (waiting on an mbarrier) may yet arrive.
@@ -439,10 +504,14 @@ bool resolveBarriers(Cta &cta, HostThread &host, std::vector<Warp> &warps, uint3
   return false;
 }
 
-void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
+/// Prepares CTA `linearCta` in `host`'s buffers: shared memory garbage,
+/// checks' state, warps with their special registers.
+void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &epochCounter,
+              const ClusterPlace &place) {
   const Program &program = *launch.program;
   const KernelDesc &kernel = *launch.kernel;
-  Cta cta;
+  Cta &cta = host.cta;
+  cta = Cta{};
   cta.launch = &launch;
   cta.ctaid[0] = static_cast<uint32_t>(linearCta % launch.grid.x);
   cta.ctaid[1] = static_cast<uint32_t>((linearCta / launch.grid.x) % launch.grid.y);
@@ -459,11 +528,13 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
   cta.shared = &host.shared;
   cta.shadow = &host.shadow;
   cta.sharedWritten = &host.sharedWritten;
-  cta.epoch = ++host.epoch;
+  cta.epoch = ++epochCounter;
   cta.firstEpoch = cta.epoch;
+  cta.clusterRank = place.rank;
+  cta.clusterSize = place.size;
   if (program.usesAsync) {
     host.async.reset((static_cast<uint32_t>(launch.block.count()) + kWarpSize - 1) / kWarpSize, sharedBytes,
-                     program.bulkReadsShared, &host.epoch);
+                     program.bulkReadsShared, &epochCounter);
     cta.async = &host.async;
   }
 
@@ -540,38 +611,174 @@ void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
       special(Special::Clock64)[l] = 0;
       special(Special::GlobalTimer)[l] = 0;
     }
+    if (program.usesClusterSpecials)
+      for (unsigned l = 0; l < kWarpSize; ++l) {
+        for (unsigned d = 0; d < 3; ++d) {
+          special(static_cast<Special>(static_cast<unsigned>(Special::ClusterCtaidX) + d))[l] = place.ctaid[d];
+          special(static_cast<Special>(static_cast<unsigned>(Special::ClusterNctaidX) + d))[l] = place.dim[d];
+          special(static_cast<Special>(static_cast<unsigned>(Special::ClusterIdX) + d))[l] = place.id[d];
+          special(static_cast<Special>(static_cast<unsigned>(Special::NclusterIdX) + d))[l] = place.count[d];
+        }
+        special(Special::ClusterCtarank)[l] = place.rank;
+        special(Special::ClusterNctarank)[l] = place.size;
+        special(Special::IsExplicitCluster)[l] = kernel.explicitCluster ? 1 : 0;
+      }
     w.blocked = w.parked = 0;
+    w.clusterArrived = w.clusterPassed = 0;
     w.steps = 0;
   }
+}
 
+/// Completes the cluster barrier's phase when every live thread of the
+/// cluster has arrived: its waiting lanes go on. True when it completed.
+bool resolveClusterBarrier(HostThread &host, size_t count) {
+  bool arrived = false;
+  for (size_t c = 0; c < count; ++c)
+    for (const Warp &w : host.ctas[c]->warps) {
+      if (w.live & ~w.clusterArrived) return false;
+      arrived = arrived || w.clusterArrived != 0;
+    }
+  if (!arrived) return false;
+  for (size_t c = 0; c < count; ++c) {
+    CtaBuffers &b = *host.ctas[c];
+    for (Warp &w : b.warps) {
+      LaneMask waiting = 0;
+      forEachLane(w.blocked, [&](unsigned l) {
+        if (w.barrierId[l] == kClusterBarrierId) waiting |= 1u << l;
+      });
+      w.blocked &= ~waiting;
+      w.clusterPassed |= w.clusterArrived & ~waiting;
+      w.clusterArrived = 0;
+    }
+    // What the cluster did before the barrier is ordered before what follows.
+    b.cta.epoch = ++host.epoch;
+    if (b.cta.async) asyncBarrierRelease(*b.cta.async);
+  }
+  return true;
+}
+
+/// A deadlock of CTAs whose live threads all wait: at a CTA barrier (the
+/// usual report) or at the cluster barrier (threads of the cluster never arrive).
+void reportDeadlock(HostThread &host, size_t count) {
+  for (size_t c = 0; c < count; ++c) {
+    CtaBuffers &b = *host.ctas[c];
+    for (Warp &w : b.warps) {
+      if (!w.blocked) continue;
+      unsigned lane = static_cast<unsigned>(std::countr_zero(w.blocked));
+      if (w.barrierId[lane] != kClusterBarrierId) {
+        uint32_t live = 0;
+        for (Warp &o : b.warps) live += static_cast<uint32_t>(std::popcount(o.live));
+        resolveBarriers(b.cta, host, b.warps, live, true);
+        return;
+      }
+      uint32_t missing = 0;
+      for (size_t d = 0; d < count; ++d)
+        for (const Warp &o : host.ctas[d]->warps) missing += static_cast<uint32_t>(std::popcount(o.live & ~o.clusterArrived));
+      w.fault(w.program->code[w.barrierPc[lane]], lane, "synccheck",
+              fmt::format("barrier.cluster deadlock: {} thread(s) of the cluster never arrive (they wait at a CTA "
+                          "barrier or on an mbarrier)",
+                          missing));
+      return;
+    }
+  }
+}
+
+/// Runs CTAs host.ctas[0, count) (one, or a cluster) to their end: their warps
+/// in turn, CTA barriers, the cluster barrier, mbarrier waits.
+void runGroup(Launch &launch, HostThread &host, size_t count) {
   // Rounds in which every warp that ran stopped at a failed mbarrier wait and
   // no mbarrier changed: past this many, the waits can never succeed.
   constexpr uint32_t kIdleRoundsForDeadlock = 1u << 12;
   uint32_t idleRounds = 0;
   for (;;) {
     bool yielded = false;
-    uint64_t changes = cta.async ? cta.async->changes : 0;
-    for (Warp &w : host.warps) {
-      if (w.live & ~w.blocked) {
-        WarpRunner runner(w);
-        runner.run();
-        // A warp only comes back with runnable lanes when a wait failed.
-        yielded = yielded || (w.live & ~w.blocked) != 0;
+    uint64_t changes = 0;
+    uint64_t epochBefore = host.epoch;
+    for (size_t c = 0; c < count; ++c) {
+      CtaBuffers &b = *host.ctas[c];
+      if (b.cta.async) changes += b.cta.async->changes;
+      for (Warp &w : b.warps) {
+        if (w.live & ~w.blocked) {
+          WarpRunner runner(w);
+          runner.run();
+          // A warp only comes back with runnable lanes when a wait failed.
+          yielded = yielded || (w.live & ~w.blocked) != 0;
+        }
+        if (launch.aborted.load(std::memory_order_relaxed)) return;
       }
-      if (launch.aborted.load(std::memory_order_relaxed)) return;
+      // Its shared memory is gone for the cluster once every thread exited.
+      if (count > 1) {
+        bool any = false;
+        for (const Warp &w : b.warps) any = any || w.live != 0;
+        b.cta.exited = !any;
+      }
     }
-    uint32_t liveThreads = 0;
-    for (Warp &w : host.warps) liveThreads += static_cast<uint32_t>(std::popcount(w.live));
-    if (liveThreads == 0) return;
-    uint32_t epochBefore = cta.epoch;
-    if (!resolveBarriers(cta, host, host.warps, liveThreads, !yielded)) return;
-    if (!yielded) continue;
-    idleRounds = cta.async->changes == changes && cta.epoch == epochBefore ? idleRounds + 1 : 0;
+    bool live = false, released = false;
+    for (size_t c = 0; c < count; ++c) {
+      CtaBuffers &b = *host.ctas[c];
+      uint32_t liveThreads = 0;
+      for (Warp &w : b.warps) liveThreads += static_cast<uint32_t>(std::popcount(w.live));
+      if (liveThreads == 0) {
+        b.cta.exited = true;
+        continue;
+      }
+      live = true;
+      if (!resolveBarriers(b.cta, host, b.warps, liveThreads, false, &released)) return;
+    }
+    if (!live) return;
+    released = resolveClusterBarrier(host, count) || released;
+    if (!yielded) {
+      if (released) continue;
+      reportDeadlock(host, count);
+      return;
+    }
+    uint64_t changesAfter = 0;
+    for (size_t c = 0; c < count; ++c)
+      if (host.ctas[c]->cta.async) changesAfter += host.ctas[c]->cta.async->changes;
+    idleRounds = changesAfter == changes && host.epoch == epochBefore ? idleRounds + 1 : 0;
     if (idleRounds >= kIdleRoundsForDeadlock) {
-      asyncDeadlock(cta, host.warps);
+      for (size_t c = 0; c < count && !launch.aborted.load(std::memory_order_relaxed); ++c)
+        if (host.ctas[c]->cta.async) asyncDeadlock(host.ctas[c]->cta, host.ctas[c]->warps);
       return;
     }
   }
+}
+
+/// Runs CTA `linearCta` alone (a cluster of one).
+void runCta(Launch &launch, uint64_t linearCta, HostThread &host) {
+  ClusterPlace place;
+  place.id[0] = static_cast<uint32_t>(linearCta % launch.grid.x);
+  place.id[1] = static_cast<uint32_t>((linearCta / launch.grid.x) % launch.grid.y);
+  place.id[2] = static_cast<uint32_t>(linearCta / (uint64_t(launch.grid.x) * launch.grid.y));
+  place.count[0] = launch.grid.x, place.count[1] = launch.grid.y, place.count[2] = launch.grid.z;
+  setupCta(launch, linearCta, host.buffers(0), host.epoch, place);
+  runGroup(launch, host, 1);
+}
+
+/// Runs cluster `index` of a cluster launch: its CTAs together on this host
+/// thread, so that they can share memory and barriers.
+void runCluster(Launch &launch, uint64_t index, HostThread &host) {
+  const uint32_t *dim = launch.kernel->clusterDim;
+  ClusterPlace place;
+  place.count[0] = launch.grid.x / dim[0], place.count[1] = launch.grid.y / dim[1];
+  place.count[2] = launch.grid.z / dim[2];
+  place.id[0] = static_cast<uint32_t>(index % place.count[0]);
+  place.id[1] = static_cast<uint32_t>((index / place.count[0]) % place.count[1]);
+  place.id[2] = static_cast<uint32_t>(index / (uint64_t(place.count[0]) * place.count[1]));
+  place.dim[0] = dim[0], place.dim[1] = dim[1], place.dim[2] = dim[2];
+  place.size = dim[0] * dim[1] * dim[2];
+  host.cluster.assign(place.size, nullptr);
+  for (uint32_t rank = 0; rank < place.size; ++rank) {
+    place.rank = rank;
+    place.ctaid[0] = rank % dim[0], place.ctaid[1] = (rank / dim[0]) % dim[1], place.ctaid[2] = rank / (dim[0] * dim[1]);
+    uint64_t x = uint64_t(place.id[0]) * dim[0] + place.ctaid[0], y = uint64_t(place.id[1]) * dim[1] + place.ctaid[1],
+             z = uint64_t(place.id[2]) * dim[2] + place.ctaid[2];
+    CtaBuffers &b = host.buffers(rank);
+    setupCta(launch, x + launch.grid.x * (y + uint64_t(launch.grid.y) * z), b, host.epoch, place);
+    host.cluster[rank] = &b.cta;
+  }
+  for (uint32_t rank = 0; rank < place.size; ++rank) host.ctas[rank]->cta.cluster = host.cluster.data();
+  runGroup(launch, host, place.size);
 }
 
 } // namespace
@@ -605,16 +812,20 @@ void runLaunch(Launch &launch) {
     ~Detach() { launch.crossCta = nullptr; }
   } detach{launch};
   unsigned threads = launch.checks.hostThreads ? launch.checks.hostThreads : std::thread::hardware_concurrency();
-  threads = static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(threads ? threads : 1, ctas)));
+  // A cluster launch hands out whole clusters (their CTAs run together).
+  uint64_t clusterSize = launch.kernel->clusterDim[0] ? launch.kernel->clusterSize() : 0;
+  uint64_t items = clusterSize ? ctas / clusterSize : ctas;
+  threads = static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(threads ? threads : 1, items)));
   std::atomic<uint64_t> next{0};
   auto worker = [&]() {
     HostThread host;
     for (;;) {
       uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= ctas || launch.aborted.load(std::memory_order_relaxed)) return;
+      if (i >= items || launch.aborted.load(std::memory_order_relaxed)) return;
       // Starting a CTA costs a step per warp, so that a huge grid of empty CTAs
       // also meets the budget and the deadline.
-      uint64_t steps = launch.steps.fetch_add((launch.block.count() + kWarpSize - 1) / kWarpSize) + 1;
+      uint64_t steps =
+          launch.steps.fetch_add((launch.block.count() + kWarpSize - 1) / kWarpSize * std::max<uint64_t>(clusterSize, 1)) + 1;
       bool late = launch.hasDeadline && (i % 64) == 0 && std::chrono::steady_clock::now() > launch.deadline;
       if (steps > launch.checks.stepBudget || late) {
         Finding finding;
@@ -623,11 +834,12 @@ void runLaunch(Launch &launch) {
                                       "a huge grid?)",
                                       late ? fmt::format("deadline of {} ms", launch.checks.timeoutMs)
                                            : fmt::format("budget of {} warp-instructions", launch.checks.stepBudget),
-                                      i, ctas);
+                                      i * std::max<uint64_t>(clusterSize, 1), ctas);
         launch.report(std::move(finding));
         return;
       }
-      runCta(launch, i, host);
+      if (clusterSize) runCluster(launch, i, host);
+      else runCta(launch, i, host);
     }
   };
   if (threads == 1) {

@@ -74,6 +74,40 @@ std::string describeGlobal(const Launch &launch, uint64_t address, uint32_t byte
 
 } // namespace
 
+uint8_t *Warp::clusterShared(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write) {
+  uint64_t rank = (address >> kClusterRankShift) - 1;
+  uint64_t offset = address & kClusterOffsetMask;
+  const char *verb = write ? "write" : "read";
+  if (rank >= cta->clusterSize) {
+    fault(inst, lane, "memcheck",
+          fmt::format("distributed shared {} of {} bytes at shared::cluster address 0x{:x}, which names CTA rank {} of "
+                      "a cluster of {}",
+                      verb, bytes, address, rank, cta->clusterSize));
+    return nullptr;
+  }
+  Cta *target = cta->clusterCta(static_cast<uint32_t>(rank));
+  if (target->exited) {
+    fault(inst, lane, "memcheck",
+          fmt::format("distributed shared {} of {} bytes in CTA rank {} of the cluster, which has exited (a "
+                      "barrier.cluster before it exits keeps its shared memory alive)",
+                      verb, bytes, rank));
+    return nullptr;
+  }
+  if (offset + bytes > target->shared->size()) {
+    fault(inst, lane, "memcheck",
+          fmt::format("out-of-bounds distributed shared {} of {} bytes at offset 0x{:x} of CTA rank {} (it has {} "
+                      "bytes of shared memory)",
+                      verb, bytes, offset, rank, target->shared->size()));
+    return nullptr;
+  }
+  // Another CTA's shared memory: racecheck looks at each CTA's accesses to
+  // its own (a barrier.cluster orders these); what is written here is written
+  // for the owner's initcheck.
+  if (write && launch->checks.initcheck)
+    std::fill_n(target->sharedWritten->begin() + static_cast<ptrdiff_t>(offset), bytes, target->firstEpoch);
+  return target->shared->data() + offset;
+}
+
 void Warp::acquire() {
   // After the atomic or strong load itself: if it observed another CTA's
   // atomic or flag, that CTA's publish (stamped before its operation) is seen.
@@ -203,6 +237,8 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
   case Space::Shared: {
     std::vector<uint8_t> &shared = *cta->shared;
     if (address + bytes > shared.size() || address + bytes < address) {
+      if ((address >> kClusterRankShift) != 0 && (address >> 32) == 0)
+        return clusterShared(inst, lane, address, bytes, write);
       fault(inst, lane, "memcheck",
             fmt::format("out-of-bounds shared {} of {} bytes at shared address 0x{:x} (the CTA has {} bytes of "
                         "shared memory)",

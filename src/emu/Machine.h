@@ -159,6 +159,9 @@ struct Warp {
   std::vector<uint32_t> callStack[kWarpSize];
   uint64_t steps = 0;
   bool yield = false;    ///< a wait failed: let the CTA's other warps run (Op::MbarrierWait)
+  /// barrier.cluster: lanes that arrived in the current phase, and lanes whose
+  /// arrival's phase completed before they waited (their wait does not block).
+  LaneMask clusterArrived = 0, clusterPassed = 0;
 
   uint64_t *row(uint32_t slot) { return regs + size_t(slot) * kWarpSize; }
   const uint64_t *row(uint32_t slot) const { return regs + size_t(slot) * kWarpSize; }
@@ -178,6 +181,9 @@ struct Warp {
   /// into allocation number `allocation`); false after a fatal finding.
   bool crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, uint64_t offset, uint32_t bytes, bool write,
                       bool atomic);
+  /// A shared address with a cluster rank in it (Warp::access's cold path):
+  /// that CTA's shared memory, or nullptr after a fatal finding.
+  uint8_t *clusterShared(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write);
   /// Cross-CTA racecheck after a strong load or an atomic: this CTA has
   /// acquired every publish made so far.
   void acquire();
@@ -210,7 +216,19 @@ struct Cta {
   };
   std::vector<Arrival> arrivals;
   AsyncState *async = nullptr; ///< mbarriers and bulk copies (Async.h), when the program uses them
+  /// The CTAs of this CTA's cluster by rank (nullptr: a cluster of one, this CTA).
+  Cta *const *cluster = nullptr;
+  uint32_t clusterRank = 0, clusterSize = 1;
+  bool exited = false; ///< every thread exited (its shared memory is gone for the cluster)
+  /// The CTA of the cluster with `rank` (this one when there is no cluster).
+  Cta *clusterCta(uint32_t rank) { return cluster ? cluster[rank] : this; }
 };
+
+/// Distributed shared memory: a .shared::cluster address is (rank + 1) << 24
+/// | offset for the CTA of that rank (mapa makes them), or a plain offset,
+/// which is the executing CTA's.
+constexpr unsigned kClusterRankShift = 24;
+constexpr uint64_t kClusterOffsetMask = (uint64_t(1) << kClusterRankShift) - 1;
 
 /// Runs every CTA of `launch` (in parallel on the host's cores). Faults and
 /// findings end up in launch.findings; launch.aborted says whether it stopped.

@@ -66,6 +66,7 @@ enum class Op : uint8_t {
   Trap,      ///< trap: the kernel aborts
   Nop,       ///< membar/fence/prefetch/pragmas: ordering only (the emulator is sequentially consistent)
   MbarrierWait, ///< mbarrier.test_wait/try_wait: exec sets the result; a failed wait lets the CTA's other warps run
+  ClusterBarrier, ///< barrier.cluster.arrive (sub 0) / .wait (sub 1): every live thread of the cluster arrives
 };
 
 struct Warp;
@@ -148,6 +149,10 @@ enum class Special : uint8_t {
   TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ,
   LaneId, WarpId, NWarpId, SmId, NSmId, GridId, LaneMaskEq, LaneMaskLt, LaneMaskLe, LaneMaskGt, LaneMaskGe,
   DynamicSmemSize, TotalSmemSize, Clock, Clock64, GlobalTimer,
+  // Clusters (filled only for programs that read them: Program::usesClusterSpecials).
+  ClusterCtaidX, ClusterCtaidY, ClusterCtaidZ, ClusterNctaidX, ClusterNctaidY, ClusterNctaidZ,
+  ClusterIdX, ClusterIdY, ClusterIdZ, NclusterIdX, NclusterIdY, NclusterIdZ, ClusterCtarank, ClusterNctarank,
+  IsExplicitCluster,
   Count
 };
 
@@ -164,6 +169,11 @@ struct KernelDesc {
   uint32_t maxThreads = 0;  ///< .maxntid / .reqntid product; 0 when absent
   uint32_t reqntid[3] = {0, 0, 0};
   uint32_t registerCount = 0; ///< declared registers (a rough stand-in for ptxas's count)
+  /// .reqnctapercluster (1,1,1 with .explicitcluster alone: the launch would
+  /// give the shape, and the emulator's launches have none); 0 without either.
+  uint32_t clusterDim[3] = {0, 0, 0};
+  bool explicitCluster = false;
+  uint32_t clusterSize() const { return clusterDim[0] ? clusterDim[0] * clusterDim[1] * clusterDim[2] : 1; }
 };
 
 /// A decoded module.
@@ -199,6 +209,8 @@ struct Program {
   /// are stamped for the proxy-fence check).
   bool usesAsync = false;
   bool bulkReadsShared = false;
+  /// The program reads %cluster_*/%clusterid/%nclusterid/%is_explicit_cluster.
+  bool usesClusterSpecials = false;
   /// Module-scope .global variables: name -> (offset in globalImage, bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> globalVariables;
 
