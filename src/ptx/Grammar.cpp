@@ -418,9 +418,9 @@ private:
     if (options.empty()) return std::nullopt;
     // Longest first, so that a reader of the grammar sees `s16x2` before `s16`
     // (the matchers do not care: they try every alternative).
-    std::stable_sort(options.begin(), options.end(), [](const Node &a, const Node &b) {
-      return a.kind == Node::Kind::Literal && b.kind == Node::Kind::Literal && a.text.size() > b.text.size();
-    });
+    auto length = [](const Node &n) { return n.kind == Node::Kind::Literal ? n.text.size() : 0; };
+    std::stable_sort(options.begin(), options.end(),
+                     [&](const Node &a, const Node &b) { return length(a) > length(b); });
     return alt(std::move(options));
   }
 

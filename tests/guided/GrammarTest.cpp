@@ -2,11 +2,14 @@
 // task options, and the operand counts it shares with the lint. Whether real
 // matchers accept and reject what they should is test_grammar.py's job.
 #include "ptx/Grammar.h"
+#include "ptx/InstructionTable.h"
 #include "ptx/Lint.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace ptxforge::ptx {
@@ -71,6 +74,35 @@ TEST(Grammar, ModifiersComeFromTheInstructionTable) {
   ASSERT_TRUE(std::regex_search(text, popc, std::regex("\nmod-popc ::= ([^\n]*)\n")));
   EXPECT_EQ(popc[1].str(), "\"b32\" | \"b64\"");
   EXPECT_EQ(text.find("mn-frobnicate"), std::string::npos);
+}
+
+/// Every modifier word the table knows, accepted by an entry in the lint's
+/// check, is among that entry's modifiers in the grammar.
+TEST(Grammar, EveryModifierTheLintAcceptsIsInTheGrammar) {
+  std::string text = grammar(GrammarFormat::Gbnf);
+  std::set<std::string> universe;
+  for (const OpcodeEntry &entry : allInstructions())
+    for (const char *slot : {"type", "comparison", "rounding mode", "boolean operation", "operation", "state space",
+                             "cache operator", "memory ordering", "scope", "vector width", "cache eviction", "layout",
+                             "shuffle mode", "vote mode", "width", "precision", "modifier"})
+      for (const std::string &m : validModifiersInSlot(entry, slot))
+        if (m.back() != '*') universe.insert(m);
+  ASSERT_GT(universe.size(), 100u);
+  size_t checked = 0;
+  for (const OpcodeEntry &entry : allInstructions()) {
+    if (entry.anyModifier) continue;
+    std::string name = "mod-";
+    for (char c : entry.name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+    std::smatch rule;
+    std::string body;
+    if (std::regex_search(text, rule, std::regex("\n" + name + " ::= ([^\n]*)\n"))) body = rule[1].str();
+    for (const std::string &m : universe) {
+      if (!entryAllowsModifier(entry, m)) continue;
+      ++checked;
+      EXPECT_NE(body.find("\"" + m + "\""), std::string::npos) << entry.name << " ." << m;
+    }
+  }
+  EXPECT_GT(checked, 1000u);
 }
 
 TEST(Grammar, ArchLeavesOutWhatTheTargetLacks) {

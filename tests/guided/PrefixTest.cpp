@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 namespace ptxforge::ptx {
 namespace {
 
@@ -81,6 +85,47 @@ TEST(Prefix, FirstUnfixableWins) {
   ASSERT_TRUE(check.error);
   EXPECT_EQ(check.error->code, "unknown-instruction");
   EXPECT_EQ(check.error->line, 8u);
+}
+
+/// The lint goldens (tests/golden/lint: modules with planted mistakes) cut
+/// at every statement boundary: a prefix reports only what the whole module
+/// reports, at the same place, and the whole module's first error that no
+/// continuation could fix is reported by the cut after its statement.
+TEST(Prefix, AgreesWithTheLintOnTheGoldens) {
+  std::filesystem::path folder = std::filesystem::path(PTXFORGE_SOURCE_DIR) / "tests" / "golden" / "lint";
+  size_t modules = 0, found = 0;
+  for (const auto &file : std::filesystem::directory_iterator(folder)) {
+    if (file.path().extension() != ".ptx") continue;
+    std::ifstream in(file.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    LintOptions options;
+    options.limits = DiagnosticLimits::unlimited();
+    std::vector<Diagnostic> whole = lintSource(text, options);
+    const Diagnostic *firstUnfixable = nullptr;
+    for (const Diagnostic &d : whole)
+      if (!firstUnfixable && d.severity == Severity::Error && !fixableByContinuation(d.code)) firstUnfixable = &d;
+    ++modules;
+    bool reported = false;
+    for (size_t cut : statementBoundaries(text)) {
+      PrefixCheck check = checkPrefix(std::string_view(text).substr(0, cut), options);
+      if (!check.error) continue;
+      bool inWhole = false;
+      for (const Diagnostic &d : whole)
+        inWhole = inWhole || (d.code == check.error->code && d.line == check.error->line);
+      EXPECT_TRUE(inWhole) << file.path().filename() << " cut at " << cut << ": " << check.error->code << " line "
+                           << check.error->line << ": " << check.error->message;
+      if (firstUnfixable && check.error->code == firstUnfixable->code && check.error->line == firstUnfixable->line)
+        reported = true;
+    }
+    // An error at the very end (a truncated module) only the whole module shows.
+    if (firstUnfixable && firstUnfixable->code != "syntax") {
+      EXPECT_TRUE(reported) << file.path().filename() << ": " << firstUnfixable->code << " at line "
+                            << firstUnfixable->line << " never reported by a prefix";
+      found += reported;
+    }
+  }
+  EXPECT_GT(modules, 30u);
+  EXPECT_GT(found, 20u);
 }
 
 } // namespace

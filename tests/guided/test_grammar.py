@@ -204,6 +204,76 @@ def test_wrong_operand_count_is_rejected(references):
     assert offset is not None and mutant[offset:offset + 1] == b";"
 
 
+@pytest.mark.parametrize("extra", [(), ("--arch", "sm_90a", "--task", "saxpy")])
+def test_gbnf_keeps_llama_cpp_rules(extra):
+    """What llama.cpp's GBNF parser refuses (llama-grammar.cpp): a rule that can
+    reach itself before any character (left recursion), and an open repetition
+    (`*`, `+`) of an item that can match nothing (which it rewrites into left
+    recursion). Checked on the rules as llguidance's GBNF parser reads them."""
+    from llguidance import gbnf_to_lark as g2l
+
+    rules = g2l.GrammarParser().parse(grammar_text("gbnf", *extra))
+    nullable = {name: False for name in rules}
+
+    def is_nullable(node):
+        if isinstance(node, g2l.LiteralNode):
+            return node.value == ""
+        if isinstance(node, g2l.RuleRefNode):
+            return nullable[node.name]
+        if isinstance(node, g2l.RepetitionNode):
+            return node.min_times == 0 or is_nullable(node.node)
+        if isinstance(node, g2l.SequenceNode):
+            return all(is_nullable(n) for n in node.nodes)
+        if isinstance(node, g2l.AlternativeNode):
+            return any(is_nullable(n) for n in node.alternatives)
+        return False  # a character class
+
+    changed = True
+    while changed:
+        changed = False
+        for name, rule in rules.items():
+            if not nullable[name] and is_nullable(rule.alternatives):
+                nullable[name] = changed = True
+
+    def leading_rules(node):
+        """The rules `node` can begin with."""
+        if isinstance(node, g2l.RuleRefNode):
+            return {node.name}
+        if isinstance(node, g2l.RepetitionNode):
+            return leading_rules(node.node)
+        if isinstance(node, g2l.AlternativeNode):
+            return set().union(*(leading_rules(n) for n in node.alternatives))
+        if isinstance(node, g2l.SequenceNode):
+            out = set()
+            for n in node.nodes:
+                out |= leading_rules(n)
+                if not is_nullable(n):
+                    break
+            return out
+        return set()
+
+    def open_repetitions_of_nullable(node):
+        if isinstance(node, g2l.RepetitionNode):
+            if node.max_times is None and is_nullable(node.node):
+                yield str(node)
+            yield from open_repetitions_of_nullable(node.node)
+        for child in getattr(node, "nodes", []) + getattr(node, "alternatives", []) if not isinstance(
+                node, g2l.RepetitionNode) else []:
+            yield from open_repetitions_of_nullable(child)
+
+    for name, rule in rules.items():
+        bad = list(open_repetitions_of_nullable(rule.alternatives))
+        assert not bad, f"{name}: open repetition of an item that can be empty: {bad[0]}"
+        # Left recursion: `name` reachable from itself through leading positions.
+        seen, stack = set(), list(leading_rules(rule.alternatives))
+        while stack:
+            current = stack.pop()
+            assert current != name, f"{name} is left-recursive"
+            if current not in seen:
+                seen.add(current)
+                stack.extend(leading_rules(rules[current].alternatives))
+
+
 def test_arch_leaves_out_hopper_opcodes():
     module = (b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
               b"\twgmma.fence.sync.aligned;\n\tret;\n}\n")
