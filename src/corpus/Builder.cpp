@@ -356,7 +356,7 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       std::error_code createError;
       std::filesystem::create_directories(entryPath.parent_path(), createError);
       // Best effort: an unwritable cache costs time on the next build, nothing else.
-      if (!createError) tasks::writeFileAtomically(entryPath, results[index].dump());
+      if (!createError) tasks::writeFileAtomically(entryPath, results[index].dump(-1, ' ', false, Json::error_handler_t::replace));
     }
     std::lock_guard<std::mutex> lock(mutex);
     ++progress.unitsDone;
