@@ -82,6 +82,18 @@ struct AsyncState {
   std::vector<uint32_t> genericLine;
   static constexpr uint32_t kStampValid = 1u << 31;
 
+  /// wgmma accumulators no wgmma.wait_group has covered yet: the warp, its
+  /// bulk of them (Program::operandLists[list]), the lanes, and the warp's
+  /// commit group (kOpenGroup until wgmma.commit_group).
+  struct WgmmaPending {
+    uint32_t warp = 0, group = 0, list = 0;
+    LaneMask lanes = 0;
+    uint32_t line = 0;
+  };
+  static constexpr uint32_t kOpenGroup = UINT32_MAX;
+  std::vector<WgmmaPending> wgmmaPending;
+  std::vector<uint32_t> wgmmaCommitted; ///< per warp: wgmma.commit_group executed
+
   /// Per warp: where its last failed wait was (for a deadlock report).
   struct Wait {
     uint32_t pc = kNoPc;
@@ -122,5 +134,14 @@ void asyncDeadlock(Cta &cta, std::vector<Warp> &warps);
 /// generic writes need stamps).
 bool usesAsyncState(const Inst &inst);
 bool readsSharedInBulk(const Inst &inst);
+
+/// ExecWgmma.cpp: runs the wgmma.mma_async `inst` that the four warps of a
+/// warpgroup (warps[0..3]) have all reached; findings go to warps[0].
+void executeWgmma(Warp *const *warps, const Inst &inst);
+/// A read of a register that initcheck found unwritten: true (after a fatal
+/// finding) when it is an accumulator of a wgmma no wgmma.wait_group covered.
+bool wgmmaPendingRead(Warp &warp, const Inst &inst, uint32_t slot, LaneMask missing);
+/// Whether an instruction is one of wgmma's that need AsyncState.
+bool usesWgmmaState(const Inst &inst);
 
 } // namespace ptxforge::emu

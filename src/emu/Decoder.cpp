@@ -170,6 +170,7 @@ public:
   Context(ModuleDecoder &decoder, const ptx::Instruction &instruction, Inst &decoded)
       : DecodeContext(instruction, decoded), decoder_(decoder) {}
   unsigned addressBits() const override;
+  int addOperandList(const ptx::Operand &operand, DType type, bool destination) override;
   std::string error;
   bool errorIsUnsupported = false; ///< `error` is a feature the emulator lacks
 
@@ -221,6 +222,10 @@ public:
   unsigned addressBits() const { return module_.addressSize == 32 ? 32 : 64; }
   bool inEntry() const { return currentIsEntry_; }
   void noteClusterSpecial() { program_.usesClusterSpecials = true; }
+  int addOperandList(std::vector<Operand> list) {
+    program_.operandLists.push_back(std::move(list));
+    return static_cast<int>(program_.operandLists.size() - 1);
+  }
 
 private:
   /// A module the emulator cannot make sense of, located at `line` (0 = the module).
@@ -273,6 +278,20 @@ private:
 };
 
 unsigned Context::addressBits() const { return decoder_.addressBits(); }
+
+int Context::addOperandList(const ptx::Operand &operand, DType type, bool destination) {
+  std::vector<ptx::Operand> elements;
+  if (operand.kind == ptx::Operand::Kind::Vector) elements = operand.elements;
+  else elements.push_back(operand);
+  if (out.ndst + out.nsrc >= kMaxOperands) return unsupported("too many operands"), -1;
+  std::vector<Operand> list;
+  for (const ptx::Operand &element : elements) {
+    // resolveOperand writes the next free slot of out.ops; copy it out.
+    if (!resolveOperand(element, type, destination)) return -1;
+    list.push_back(out.ops[out.ndst + out.nsrc]);
+  }
+  return decoder_.addOperandList(std::move(list));
+}
 
 bool Context::resolveOperand(const ptx::Operand &operand, DType type, bool destination) {
   using K = ptx::Operand::Kind;
@@ -787,7 +806,8 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
     inst.guard = guard->slot;
     inst.guardNegated = instruction.guardNegated;
   }
-  bool handled = decodeAsync(ctx) || decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) || decodeWarp(ctx);
+  bool handled = decodeAsync(ctx) || decodeWgmma(ctx) || decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) ||
+                 decodeWarp(ctx);
   if (!ctx.error.empty()) return ctx.errorIsUnsupported ? unsupportedAt(inst.line, ctx.error) : errorAt(inst.line, ctx.error);
   if (!handled)
     return unsupportedAt(inst.line, fmt::format("the emulator does not implement '{}'",
@@ -852,13 +872,18 @@ Result<void> ModuleDecoder::finish() {
     else slot += registerBase;
   };
   for (Inst &inst : program_.code) {
-    program_.usesAsync = program_.usesAsync || usesAsyncState(inst);
-    program_.bulkReadsShared = program_.bulkReadsShared || readsSharedInBulk(inst);
+    // wgmma keeps its pending accumulators in AsyncState and reads its
+    // operands through the async proxy (the proxy-fence check's stamps).
+    program_.usesAsync = program_.usesAsync || usesAsyncState(inst) || usesWgmmaState(inst);
+    program_.bulkReadsShared = program_.bulkReadsShared || readsSharedInBulk(inst) || inst.op == Op::Wgmma;
     for (unsigned i = 0; i < unsigned(inst.ndst) + inst.nsrc; ++i) remap(inst.ops[i].slot);
     remap(inst.addrSlot);
     remap(inst.addrSlot2);
     remap(inst.guard);
+    program_.usesWgmma = program_.usesWgmma || inst.op == Op::Wgmma;
   }
+  for (std::vector<Operand> &list : program_.operandLists)
+    for (Operand &operand : list) remap(operand.slot);
   program_.slotCount = registerBase + registerCount_;
   // Limits of the hardware (and of the emulator's memory per warp).
   if (registerCount_ > kMaxRegisterSlots)

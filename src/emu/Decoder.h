@@ -56,6 +56,10 @@ public:
   bool setAddress(const ptx::Operand &operand, Space space);
   /// Number of registers in an operand (`{a,b,c,d}` → 4, otherwise 1).
   static unsigned width(const ptx::Operand &operand);
+  /// Resolves every element of a `{...}` vector (or one operand) into a list
+  /// of its own (Program::operandLists), for lists longer than Inst::ops;
+  /// returns the list's index, or -1 after reporting an error.
+  virtual int addOperandList(const ptx::Operand &operand, DType type, bool destination) = 0;
 
   /// Reports the instruction as not emulated ("<opcode>.<modifiers>: why", code kEmuUnsupportedCode).
   bool unsupported(const std::string &why);
@@ -81,5 +85,6 @@ bool decodeAlu(DecodeContext &ctx);     ///< ExecAlu.cpp: integer, float, half, 
 bool decodeMemory(DecodeContext &ctx);  ///< ExecMemory.cpp: ld/st/atom/red/cvta/cp.async/fences/ldmatrix
 bool decodeWarp(DecodeContext &ctx);    ///< ExecWarp.cpp: shfl/vote/match/redux/bar.warp.sync/mma
 bool decodeAsync(DecodeContext &ctx);   ///< ExecAsync.cpp: mbarrier, cp.async.bulk, proxy fences, setmaxnreg
+bool decodeWgmma(DecodeContext &ctx);   ///< ExecWgmma.cpp: wgmma.fence/mma_async/commit_group/wait_group
 
 } // namespace ptxforge::emu

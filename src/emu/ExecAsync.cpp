@@ -39,6 +39,8 @@ void AsyncState::reset(uint32_t warps, size_t sharedBytes, bool stamps, uint32_t
     genericLine.clear();
   }
   waits.assign(warps, Wait{});
+  wgmmaPending.clear();
+  wgmmaCommitted.assign(warps, 0);
   changes = 0;
   epochSource = epochCounter;
 }

@@ -60,6 +60,8 @@ struct ClusterPlace {
 
 /// The barrier id of lanes blocked at barrier.cluster.wait (CTA barriers are 0..15).
 constexpr uint32_t kClusterBarrierId = 0x8000;
+/// The barrier id of lanes waiting at wgmma.mma_async for their warpgroup.
+constexpr uint32_t kWarpgroupBarrierId = 0x8001;
 
 /// Fills `bytes` with garbage derived from `seed` (8 bytes per hash).
 void fillGarbage(uint8_t *out, size_t bytes, uint64_t seed) {
@@ -110,6 +112,8 @@ private:
   /// barrier.cluster.arrive/wait: 0 to go on with the next instruction, 1
   /// when lanes now wait (select again), 2 after a fatal finding.
   [[gnu::noinline]] int clusterBarrier(const Inst &in, LaneMask active);
+  /// wgmma.mma_async: the warp waits for its warpgroup (1), or 2 after a finding.
+  [[gnu::noinline]] int wgmma(const Inst &in, LaneMask active);
 
   Warp &w_;
   const Program &p_;
@@ -149,6 +153,7 @@ bool WarpRunner::select() {
 void WarpRunner::checkSlot(const Inst &in, uint32_t slot, LaneMask active) {
     LaneMask missing = active & ~w_.written[slot];
     if (!missing) return;
+    if (w_.cta->async && !w_.cta->async->wgmmaPending.empty() && wgmmaPendingRead(w_, in, slot, missing)) return;
     if (w_.launch->checks.initcheck) {
       unsigned lane = static_cast<unsigned>(std::countr_zero(missing));
       Finding finding;
@@ -237,6 +242,24 @@ int WarpRunner::clusterBarrier(const Inst &in, LaneMask active) {
   return 1;
 }
 
+int WarpRunner::wgmma(const Inst &in, LaneMask active) {
+  if (active != w_.live) {
+    w_.fault(in, static_cast<unsigned>(std::countr_zero(active ? active : cur_)), "synccheck",
+             fmt::format("wgmma.mma_async.sync.aligned executed by lanes 0x{:08x} of a warp whose live lanes are "
+                         "0x{:08x}: every thread of the warpgroup must execute it together",
+                         active, w_.live));
+    return 2;
+  }
+  initcheck(in, active);
+  forEachLane(active, [&](unsigned l) {
+    w_.barrierId[l] = kWarpgroupBarrierId;
+    w_.barrierPc[l] = pc_;
+  });
+  w_.blocked |= active;
+  forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc_ + 1; });
+  return 1;
+}
+
 void WarpRunner::run() {
   if (!select()) return;
   const std::vector<CallInfo> &calls = p_.calls;
@@ -272,8 +295,9 @@ void WarpRunner::run() {
     case Op::MbarrierWait:
       if (!wait(in, active)) return;
       break;
+    case Op::Wgmma:
     case Op::ClusterBarrier: {
-      int next = clusterBarrier(in, active);
+      int next = in.op == Op::Wgmma ? wgmma(in, active) : clusterBarrier(in, active);
       if (next == 2) return;
       if (next == 1) {
         if (!select()) return;
@@ -657,6 +681,61 @@ bool resolveClusterBarrier(HostThread &host, size_t count) {
   return true;
 }
 
+/// Runs the wgmma.mma_async of every warpgroup whose four warps all wait at
+/// it; a warpgroup that can never meet (a warp missing or with exited
+/// threads) is a synccheck finding. True when one ran.
+bool resolveWarpgroups(CtaBuffers &b) {
+  bool ran = false;
+  size_t warps = b.warps.size();
+  for (size_t g = 0; g * 4 < warps; ++g) {
+    Warp *group[4] = {};
+    bool ready = true, broken = false;
+    Warp *waiting = nullptr;
+    uint32_t pc = kNoPc;
+    for (unsigned i = 0; i < 4; ++i) {
+      if (g * 4 + i >= warps) {
+        broken = true;
+        break;
+      }
+      Warp &w = b.warps[g * 4 + i];
+      group[i] = &w;
+      LaneMask here = 0;
+      forEachLane(w.blocked, [&](unsigned l) {
+        if (w.barrierId[l] == kWarpgroupBarrierId) here |= 1u << l;
+      });
+      if (here && !waiting) waiting = &w;
+      if (w.live != w.valid || w.valid != ~0u) broken = true;
+      if (!here || here != w.live) {
+        ready = false;
+        continue;
+      }
+      uint32_t at = w.barrierPc[std::countr_zero(here)];
+      if (pc == kNoPc) pc = at;
+      else if (at != pc) ready = false;
+    }
+    if (!waiting) continue;
+    if (broken) {
+      unsigned lane = static_cast<unsigned>(std::countr_zero(waiting->blocked));
+      waiting->fault(waiting->program->code[waiting->barrierPc[lane]], lane, "synccheck",
+                     fmt::format("wgmma.mma_async needs all 128 threads of its warpgroup (warps {} to {}), and some "
+                                 "of them do not exist or have exited",
+                                 g * 4, g * 4 + 3));
+      return false;
+    }
+    if (!ready) continue;
+    executeWgmma(group, group[0]->program->code[pc]);
+    for (Warp *w : group) {
+      LaneMask here = 0;
+      forEachLane(w->blocked, [&](unsigned l) {
+        if (w->barrierId[l] == kWarpgroupBarrierId) here |= 1u << l;
+      });
+      w->blocked &= ~here;
+    }
+    ran = true;
+  }
+  return ran;
+}
+
 /// A deadlock of CTAs whose live threads all wait: at a CTA barrier (the
 /// usual report) or at the cluster barrier (threads of the cluster never arrive).
 void reportDeadlock(HostThread &host, size_t count) {
@@ -665,6 +744,13 @@ void reportDeadlock(HostThread &host, size_t count) {
     for (Warp &w : b.warps) {
       if (!w.blocked) continue;
       unsigned lane = static_cast<unsigned>(std::countr_zero(w.blocked));
+      if (w.barrierId[lane] == kWarpgroupBarrierId) {
+        w.fault(w.program->code[w.barrierPc[lane]], lane, "synccheck",
+                fmt::format("wgmma.mma_async waits for the other warps of its warpgroup (warps {} to {}), which "
+                            "wait elsewhere and never reach it",
+                            w.index / 4 * 4, w.index / 4 * 4 + 3));
+        return;
+      }
       if (w.barrierId[lane] != kClusterBarrierId) {
         uint32_t live = 0;
         for (Warp &o : b.warps) live += static_cast<uint32_t>(std::popcount(o.live));
@@ -726,6 +812,11 @@ void runGroup(Launch &launch, HostThread &host, size_t count) {
       if (!resolveBarriers(b.cta, host, b.warps, liveThreads, false, &released)) return;
     }
     if (!live) return;
+    if (launch.program->usesWgmma)
+      for (size_t c = 0; c < count; ++c) {
+        released = resolveWarpgroups(*host.ctas[c]) || released;
+        if (launch.aborted.load(std::memory_order_relaxed)) return;
+      }
     released = resolveClusterBarrier(host, count) || released;
     if (!yielded) {
       if (released) continue;

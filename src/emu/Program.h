@@ -67,6 +67,7 @@ enum class Op : uint8_t {
   Nop,       ///< membar/fence/prefetch/pragmas: ordering only (the emulator is sequentially consistent)
   MbarrierWait, ///< mbarrier.test_wait/try_wait: exec sets the result; a failed wait lets the CTA's other warps run
   ClusterBarrier, ///< barrier.cluster.arrive (sub 0) / .wait (sub 1): every live thread of the cluster arrives
+  Wgmma,     ///< wgmma.mma_async: the warp waits until the 4 warps of its warpgroup issued it, then it runs
 };
 
 struct Warp;
@@ -182,6 +183,8 @@ struct Program {
   std::vector<std::string> text; ///< the instruction as written (one per pc), for reports
   std::vector<CallInfo> calls;
   std::vector<KernelDesc> kernels;
+  /// Operand lists longer than Inst::ops holds (wgmma's accumulators), by Inst::aux.
+  std::vector<std::vector<Operand>> operandLists;
 
   /// Slots: [0, constSlots) hold immediates and symbol addresses (the same in
   /// every lane), [constSlots, constSlots + Special::Count) the special
@@ -211,6 +214,8 @@ struct Program {
   bool bulkReadsShared = false;
   /// The program reads %cluster_*/%clusterid/%nclusterid/%is_explicit_cluster.
   bool usesClusterSpecials = false;
+  /// The program has wgmma.mma_async (warpgroups meet at it).
+  bool usesWgmma = false;
   /// Module-scope .global variables: name -> (offset in globalImage, bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> globalVariables;
 
