@@ -18,6 +18,7 @@
 #include "toolchain/SassStats.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -205,14 +206,42 @@ Result<Json> compileUnit(const SourceFile &source, const FlagSet &flags, const s
   return out;
 }
 
+/// Whether `entry` has every field, of the right type, that the filters and
+/// the rows read: a cache folder is a file system anyone may have edited.
+bool isWellFormedEntry(const Json &entry) {
+  if (!entry.is_object() || entry.value("format", "") != kCacheFormat || !entry.contains("kernels") ||
+      !entry["kernels"].is_array() || !entry.contains("nvrtc_error") ||
+      !(entry["nvrtc_error"].is_null() || entry["nvrtc_error"].is_string()))
+    return false;
+  auto has = [](const Json &object, const char *key, auto predicate) {
+    return object.contains(key) && predicate(object[key]);
+  };
+  auto isString = [](const Json &value) { return value.is_string(); };
+  auto isNumber = [](const Json &value) { return value.is_number_integer(); };
+  for (const Json &kernel : entry["kernels"]) {
+    if (!kernel.is_object() || !has(kernel, "entry", isString) || !has(kernel, "ptx", isString) ||
+        !has(kernel, "parameter_count", isNumber) || !has(kernel, "lint_errors", isNumber) ||
+        !has(kernel, "lint_warnings", isNumber) || !has(kernel, "compile_ok", [](const Json &v) { return v.is_boolean(); }) ||
+        !has(kernel, "tokens", [](const Json &v) {
+          return v.is_array() && std::all_of(v.begin(), v.end(), [](const Json &t) { return t.is_string(); });
+        }))
+      return false;
+    if (!kernel["compile_ok"].get<bool>()) continue;
+    if (!has(kernel, "resources", [](const Json &v) { return v.is_object(); }) || !has(kernel, "cubin_sha256", isString) ||
+        !has(kernel, "cubin_bytes", isNumber) || !has(kernel, "compiler", isString) ||
+        !has(kernel, "sass", [](const Json &v) { return v.is_null() || v.is_object(); }) ||
+        !has(kernel, "sass_skipped", [](const Json &v) { return v.is_null() || v.is_string(); }))
+      return false;
+  }
+  return true;
+}
+
 std::optional<Json> readCacheEntry(const std::filesystem::path &path) {
   Result<std::string> text = readFileBounded(path.string(), size_t{1} << 30);
   if (!text) return std::nullopt;
   Json entry = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   // Anything unexpected is a miss: the unit is compiled again and the entry replaced.
-  if (!entry.is_object() || entry.value("format", "") != kCacheFormat || !entry.contains("kernels") ||
-      !entry["kernels"].is_array())
-    return std::nullopt;
+  if (!isWellFormedEntry(entry)) return std::nullopt;
   return entry;
 }
 
@@ -323,6 +352,11 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       for (size_t t = 0; t < config.targets.size(); ++t) units.push_back({s, f, t});
   summary.units = units.size();
   std::vector<Json> results(units.size());
+  // Per unit, per kernel: the MinHash signature, made on the worker threads;
+  // the instruction tokens are then dropped from the in-memory entry (the
+  // cache file keeps them, so that new dedupe parameters need no recompile).
+  std::vector<std::vector<Signature>> signatures(units.size());
+  const MinHasher hasher(config.dedupe.permutations, config.dedupe.seed);
   std::mutex mutex; // guards progress, the counters and firstError
   BuildProgress progress;
   progress.unitsTotal = units.size();
@@ -353,10 +387,19 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
         return;
       }
       results[index] = std::move(*compiled);
+      assert(isWellFormedEntry(results[index]) && "compileUnit made an entry its own reader would refuse");
       std::error_code createError;
       std::filesystem::create_directories(entryPath.parent_path(), createError);
       // Best effort: an unwritable cache costs time on the next build, nothing else.
       if (!createError) tasks::writeFileAtomically(entryPath, results[index].dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+    for (Json &kernel : results[index]["kernels"]) {
+      const Json &tokens = kernel["tokens"];
+      kernel["instruction_count"] = tokens.size();
+      signatures[index].push_back(config.dedupe.near ? hasher.signature(shingles(tokens.get<std::vector<std::string>>(),
+                                                                                 config.dedupe.ngram))
+                                                     : Signature{});
+      kernel.erase("tokens");
     }
     std::lock_guard<std::mutex> lock(mutex);
     ++progress.unitsDone;
@@ -404,7 +447,6 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
                         {"reason", reason}});
   };
 
-  MinHasher hasher(config.dedupe.permutations, config.dedupe.seed);
   std::map<std::string, NearDuplicateIndex> nearIndexes; // scope key -> index
   std::map<std::string, std::vector<std::string>> nearIds; // scope key -> row id per index entry
   std::unordered_map<std::string, std::string> exactSeen; // key -> row id
@@ -423,7 +465,8 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       reject(source, flags, target, nullptr, "nvrtc", result["nvrtc_error"].get<std::string>());
       continue;
     }
-    for (const Json &kernel : result["kernels"]) {
+    for (size_t kernelIndex = 0; kernelIndex < result["kernels"].size(); ++kernelIndex) {
+      const Json &kernel = result["kernels"][kernelIndex];
       ++summary.kernels;
       const std::string entry = kernel["entry"].get<std::string>();
       const std::string ptxText = kernel["ptx"].get<std::string>();
@@ -470,10 +513,9 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       }
       ++nearStage.in;
       if (config.dedupe.near) {
-        std::vector<std::string> tokens = kernel["tokens"].get<std::vector<std::string>>();
         const std::string scope = config.dedupe.scope == NearScope::Variant ? flags.name + '\0' + target : "";
         auto indexIt = nearIndexes.try_emplace(scope, config.dedupe.permutations, config.dedupe.threshold).first;
-        const int64_t match = indexIt->second.findOrAdd(hasher.signature(shingles(tokens, config.dedupe.ngram)));
+        const int64_t match = indexIt->second.findOrAdd(signatures[index][kernelIndex]);
         if (match >= 0) {
           ++nearStage.dropped;
           reject(source, flags, target, &kernel, "near-dedupe",
@@ -504,7 +546,7 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       row["ptx_sha256"] = ptxSha;
       row["ptx_lines"] = lines;
       row["ptx_bytes"] = ptxText.size();
-      row["ptx_instructions"] = kernel["tokens"].size();
+      row["ptx_instructions"] = kernel["instruction_count"];
       row["lint_warnings"] = kernel.value("lint_warnings", 0);
       row["resources"] = kernel["resources"];
       row["cubin_sha256"] = kernel["cubin_sha256"];

@@ -52,6 +52,17 @@ diff -r "$work/data-first" "$out/data"
 cmp "$work/README-first.md" "$out/README.md"
 echo "second build: compiled 0, cached 84, same output"
 
+# A cache entry someone edited (well-formed JSON, wrong fields) and one cut short are compiled
+# again, and the output is still the same.
+entries=($(find "$out/cache" -name '*.json' | sort))
+[ "${#entries[@]}" = 84 ] || { echo "${#entries[@]} cache entries, not 84"; exit 1; }
+printf '{"format": "ptxforge-corpus-cache-2", "nvrtc_error": null, "kernels": [{"entry": 1}]}' > "${entries[0]}"
+head -c 100 "${entries[1]}" > "$work/cut" && mv "$work/cut" "${entries[1]}"
+"$bin" corpus build "${sources[@]}" --config "$config" --out "$out" -j 2 -q > "$work/third.txt"
+grep -q "compiled 2, cached 82" "$work/third.txt" || { cat "$work/third.txt"; exit 1; }
+diff -r "$work/data-first" "$out/data"
+echo "third build: two damaged cache entries compiled again, same output"
+
 "$bin" corpus stats "$out" > "$work/stats.txt"
 grep -Eq "^113 rows in 3 shards" "$work/stats.txt" || { cat "$work/stats.txt"; exit 1; }
 grep -Eq "^opcode coverage: [0-9]+ of [0-9]+ instruction-table entries" "$work/stats.txt"
