@@ -39,10 +39,31 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <type_traits>
+#include <utility>
 
 namespace ptxforge::verify {
 
 namespace {
+
+/// An allocator that leaves new elements uninitialized: a buffer about to be
+/// overwritten by a download is not zeroed first (a pass over every output
+/// byte, and on one thread the first touch of every page).
+template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U> void construct(U *p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+/// One buffer's bytes as downloaded, and every param's (empty for non-outputs).
+using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+using Outputs = std::vector<Bytes>;
 
 /// Canary allocations made just before and after the candidate's buffers: a
 /// write that jumps over a guard zone lands in one of them.
@@ -297,9 +318,9 @@ public:
 
   /// Downloads every buffer of `side`, checks its guard zones (and canaries),
   /// that inputs still hold what was generated, and returns the outputs' data.
-  Result<std::vector<std::vector<uint8_t>>> collect(const SideBuffers &side, std::vector<OutputReport> *reports) {
+  Result<Outputs> collect(const SideBuffers &side, std::vector<OutputReport> *reports) {
     Clock::time_point start = Clock::now();
-    std::vector<std::vector<uint8_t>> outputs(task_.params.size());
+    Outputs outputs(task_.params.size());
     const uint64_t guard = secrets_.guardBytes;
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
@@ -403,8 +424,8 @@ public:
 
   /// Judges one launch's reports against the reference outputs; the first
   /// problem in words, or "" when the launch was right.
-  std::string judge(const SideBuffers &side, const std::vector<std::vector<uint8_t>> &got,
-                    const std::vector<std::vector<uint8_t>> &want, std::vector<OutputReport> &reports, int trial) {
+  std::string judge(const SideBuffers &side, const Outputs &got,
+                    const Outputs &want, std::vector<OutputReport> &reports, int trial) {
     Clock::time_point start = Clock::now();
     std::string firstProblem;
     for (OutputReport &output : reports) {
@@ -440,7 +461,7 @@ public:
   }
 
   /// Elements of an output that still hold the poison the launch started with.
-  size_t countPoison(const tasks::ParamSpec &param, const std::vector<uint8_t> &got, int trial) const {
+  size_t countPoison(const tasks::ParamSpec &param, const Bytes &got, int trial) const {
     if (param.role != tasks::ParamRole::Output) return 0;
     std::vector<uint8_t> poison = poisonElement(param.type, secrets_.poisonSalt, param.name, trial);
     size_t count = 0;
@@ -466,7 +487,7 @@ public:
   }
 
   /// The reference's outputs on (shape, trial), computed once per check.
-  Result<const std::vector<std::vector<uint8_t>> *> referenceOutputs(const ShapeEntry &entry, int trial,
+  Result<const Outputs *> referenceOutputs(const ShapeEntry &entry, int trial,
                                                                       exec::KernelHandle reference,
                                                                       const tasks::ResolvedLaunch &launch) {
     auto key = std::make_pair(entry.index, trial);
@@ -482,7 +503,7 @@ public:
     if (!ran)
       return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(entry.shape) +
                                                 ": " + render(ran.error()));
-    Result<std::vector<std::vector<uint8_t>>> outputs = collect(*side, nullptr);
+    Result<Outputs> outputs = collect(*side, nullptr);
     if (!outputs) return outputs.error();
     return &(referenceCache_[key] = std::move(*outputs));
   }
@@ -546,7 +567,7 @@ public:
     report.executor = executorTag_;
     report.probe = probe;
 
-    Result<const std::vector<std::vector<uint8_t>> *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
+    Result<const Outputs *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
     if (!want) return want.error();
 
     Result<SideBuffers> side = prepare(shape, trial, /*canaries=*/true);
@@ -583,7 +604,7 @@ public:
     }
     if (probe.empty())
       if (Result<void> ok = noteModuleState(); !ok) return ok.error();
-    Result<std::vector<std::vector<uint8_t>>> got = collect(*side, &report.outputs);
+    Result<Outputs> got = collect(*side, &report.outputs);
     if (!got) return got.error();
     std::string problem = judge(*side, *got, **want, report.outputs, trial);
     // The same launch again on the same buffers, outputs poisoned afresh and
@@ -676,7 +697,7 @@ public:
                                                    const tasks::ResolvedLaunch &referenceLaunch,
                                                    const tasks::ResolvedLaunch &candidateLaunch) {
     const tasks::Shape &shape = entry.shape;
-    Result<const std::vector<std::vector<uint8_t>> *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
+    Result<const Outputs *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
     if (!want) return want.error();
     // Separate buffers for each side, as in the correctness runs, with the
     // same inputs (a trial the correctness runs did not use).
@@ -772,7 +793,7 @@ public:
         checked.timed = true;
         checked.launch = candidateLaunch;
         checked.executor = executorTag_;
-        Result<std::vector<std::vector<uint8_t>>> got = collect(*candidateSide, &checked.outputs);
+        Result<Outputs> got = collect(*candidateSide, &checked.outputs);
         if (!got) return got.error();
         std::string problem = judge(*candidateSide, *got, **want, checked.outputs, trial);
         checked.passed = problem.empty();
@@ -912,7 +933,7 @@ private:
   CheckResult &result_;
   const CheckSecrets &secrets_;
   std::vector<ModuleVariable> variables_;
-  std::map<std::pair<size_t, int>, std::vector<std::vector<uint8_t>>> referenceCache_;
+  std::map<std::pair<size_t, int>, Outputs> referenceCache_;
   std::string inputKey_; ///< the (shape, trial) whose inputs inputCache_ holds
   std::vector<std::shared_ptr<const std::vector<std::byte>>> inputCache_;
   std::vector<exec::DeviceBuffer> pristine_; ///< per param: that (shape, trial)'s initial data, on the device
@@ -1601,7 +1622,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
     Result<tasks::ResolvedLaunch> launch = tasks::resolveLaunch(tasks::LaunchConfig{}, task, shape);
     if (!launch) return launch.error();
     for (int trial = 0; trial < std::max(1, options.trials); ++trial) {
-      std::vector<std::vector<uint8_t>> outputs[2];
+      Outputs outputs[2];
       for (int i = 0; i < 2; ++i) {
         Gate &gate = *sides[i].gate;
         Result<SideBuffers> buffers = gate.prepare(shape, trial);
@@ -1613,7 +1634,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
                                                             sides[i].executor.properties().name,
                                                             tasks::shapeToString(shape), render(ran.error())));
         (void)sides[i].executor.takeFindings();
-        Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*buffers, nullptr);
+        Result<Outputs> got = gate.collect(*buffers, nullptr);
         if (!got) return got.error();
         outputs[i] = std::move(*got);
       }
@@ -1913,11 +1934,11 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
     *operands[i] = {librarySide->buffers[operandParams[i]].handle(), secrets.guardBytes};
   if (Result<void> ran = executor.runLibraryCall(call); !ran) return ran.error();
   std::vector<OutputReport> guards;
-  Result<std::vector<std::vector<uint8_t>>> got = gate.collect(*librarySide, &guards);
+  Result<Outputs> got = gate.collect(*librarySide, &guards);
   if (!got) return got.error();
 
   // The reference on the same inputs.
-  std::vector<std::vector<uint8_t>> want;
+  Outputs want;
   {
     const std::string arch = options.arch.empty() ? executor.properties().arch() : options.arch;
     Result<tasks::CompiledReference> reference = tasks::compileReference(task, arch);
@@ -1946,7 +1967,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
     if (!ran)
       return makeError(ErrorKind::Internal, "the reference kernel failed on " + tasks::shapeToString(shape) + ": " +
                                                 render(ran.error()));
-    Result<std::vector<std::vector<uint8_t>>> outputs = gate.collect(*side, nullptr);
+    Result<Outputs> outputs = gate.collect(*side, nullptr);
     if (!outputs) return outputs.error();
     want = std::move(*outputs);
   }
