@@ -7,7 +7,9 @@
 
 #include "emu/Arith.h"
 #include "emu/Wgmma.h"
+#include "exec/GpuExecutor.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -99,6 +101,15 @@ TEST(WgmmaLayout, FragmentsFollowTheMmaLayouts) {
 }
 
 // --- Whole MMAs ---------------------------------------------------------------
+//
+// With PTXFORGE_WGMMA_ON_GPU=1 the same kernels run on the GPU (sm_90a) and
+// must give the same exact results: the operands are placed in shared memory
+// by wgmmaElementAddress and read back by the hardware's own layouts.
+
+bool onGpu() {
+  const char *value = std::getenv("PTXFORGE_WGMMA_ON_GPU");
+  return value && std::string(value) == "1";
+}
 
 enum class In { F16, BF16, TF32, E4M3, S8 };
 
@@ -209,11 +220,20 @@ COPY:
                                  regs, aHigh, bHigh, shape, types, d, a, imm, tweak, regs * 4);
   for (unsigned v = 0; v < regs; ++v) body += fmt::format("  st.global.u32 [%rd6+{}], %acc{};\n", 4 * v, v);
   body += "  ret;\n";
-  return kernel(body);
+  std::string ptx = kernel(body);
+  ptx.replace(ptx.find(".target sm_90"), 13, ".target sm_90a");
+  return ptx;
 }
 
 class WgmmaTest : public EmuTest {
 protected:
+  void SetUp() override {
+    if (!onGpu()) return EmuTest::SetUp();
+    Result<std::unique_ptr<exec::Executor>> gpu = exec::createGpuExecutor();
+    if (!gpu) GTEST_SKIP() << "PTXFORGE_WGMMA_ON_GPU=1 but no GPU: " << gpu.error().message;
+    executor_ = std::move(gpu).value();
+  }
+
   struct Prepared {
     std::string ptx;
     std::vector<uint32_t> input;
@@ -282,6 +302,7 @@ TEST_F(WgmmaTest, E4m3KMajor64ByteSwizzle) { check({In::E4M3, 16, false, false, 
 TEST_F(WgmmaTest, S8IntoS32) { check({In::S8, 32, false, false, false, 3, 0}); }
 
 TEST_F(WgmmaTest, ReadingAnAccumulatorBeforeWaitGroupIsARace) {
+  if (onGpu()) GTEST_SKIP() << "an emulator check";
   Prepared p = prepare({In::F16, 16}, "");
   size_t wait = p.ptx.find("  wgmma.wait_group.sync.aligned 0;\n");
   p.ptx.replace(wait, std::string("  wgmma.wait_group.sync.aligned 0;\n").size(), "  add.f32 %f1, %acc3, %acc3;\n");
@@ -293,6 +314,7 @@ TEST_F(WgmmaTest, ReadingAnAccumulatorBeforeWaitGroupIsARace) {
 }
 
 TEST_F(WgmmaTest, OperandsWrittenWithoutAProxyFenceAreARace) {
+  if (onGpu()) GTEST_SKIP() << "an emulator check";
   Prepared p = prepare({In::F16, 16});
   p.ptx.replace(p.ptx.find("  fence.proxy.async.shared::cta;\n"), std::string("  fence.proxy.async.shared::cta;\n").size(), "");
   Outcome o = run(p.ptx, 1, 128, static_cast<uint32_t>(p.expected.size()), p.input);
@@ -303,6 +325,7 @@ TEST_F(WgmmaTest, OperandsWrittenWithoutAProxyFenceAreARace) {
 }
 
 TEST_F(WgmmaTest, AWarpgroupNeedsAllFourWarps) {
+  if (onGpu()) GTEST_SKIP() << "an emulator check";
   Prepared p = prepare({In::F16, 16});
   Outcome o = run(p.ptx, 1, 96, 96 * 8, p.input);
   const exec::LaunchFinding *sync = find(o, "synccheck");
