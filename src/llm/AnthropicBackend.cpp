@@ -144,11 +144,14 @@ Result<std::unique_ptr<Backend>> AnthropicBackend::create(const std::string &mod
     return base.error();
   std::string variable = options.apiKeyVariable.empty() ? "ANTHROPIC_API_KEY" : options.apiKeyVariable;
   std::optional<std::string> key = readEnvironment(options, variable);
-  if (!key)
+  // Anthropic's own API needs a key; a server of the same API elsewhere (a
+  // local proxy, a gateway on loopback) may not, and then gets no x-api-key.
+  const bool vendor = base->find("://api.anthropic.com") != std::string::npos;
+  if (!key && vendor)
     return makeError(ErrorKind::InvalidInput,
                      "anthropic: no API key: set " + variable + " in the environment (keys are never taken from "
                      "the command line or files)");
-  return std::unique_ptr<Backend>(new AnthropicBackend("anthropic", model, *base, options, std::move(*key)));
+  return std::unique_ptr<Backend>(new AnthropicBackend("anthropic", model, *base, options, key.value_or("")));
 }
 
 Result<HttpRequest> AnthropicBackend::buildHttpRequest(const Request &request, const std::string &model) const {
@@ -168,7 +171,8 @@ Result<HttpRequest> AnthropicBackend::buildHttpRequest(const Request &request, c
   http.headers.push_back({"Content-Type", "application/json"});
   http.headers.push_back({"Accept", request.stream ? "text/event-stream" : "application/json"});
   http.headers.push_back({"anthropic-version", options().anthropicVersion});
-  http.headers.push_back({"x-api-key", apiKey()});
+  if (!apiKey().empty())
+    http.headers.push_back({"x-api-key", apiKey()});
   return http;
 }
 

@@ -212,6 +212,24 @@ TEST(Anthropic, NeedsAKeyAndChatMessages) {
   EXPECT_EQ(server.count(), 0u);
 }
 
+TEST(Anthropic, AServerOtherThanAnthropicsMayBeKeyless) {
+  TestServer server;
+  server.post("/v1/messages", [](const httplib::Request &, httplib::Response &response, int) {
+    response.set_content(kMessageBody, "application/json");
+  });
+  server.start();
+  BackendOptions options = fastOptions(server);
+  options.environment = [](const std::string &) { return std::nullopt; };
+  Result<Completion> completion = anthropic(options)->complete(chat());
+  ASSERT_TRUE(completion) << completion.error().message;
+  EXPECT_EQ(server.received()[0].header("x-api-key"), "");
+  // Anthropic's own API still needs one.
+  options.baseUrl = "https://api.anthropic.com";
+  auto missing = openBackend("anthropic:claude-test", options);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("set ANTHROPIC_API_KEY"), std::string::npos);
+}
+
 TEST(Anthropic, TheKeyNeverAppearsInErrors) {
   TestServer server;
   server.post("/v1/messages", [](const httplib::Request &request, httplib::Response &response, int) {
