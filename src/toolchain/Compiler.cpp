@@ -65,6 +65,15 @@ void interpretLogs(std::string_view ptx, const CompileOptions &options, CompileR
     if (std::none_of(unique.begin(), unique.end(), [&](const ptx::Diagnostic &seen) { return sameFinding(seen, diagnostic); }))
       unique.push_back(std::move(diagnostic));
   result.diagnostics = std::move(unique);
+  // ptxas names no line for a .target it cannot compile for: point at it.
+  for (ptx::Diagnostic &diagnostic : result.diagnostics) {
+    const size_t at = ptx.find(".target");
+    if (diagnostic.line != 0 || diagnostic.message.find(".target") == std::string::npos || at == std::string_view::npos)
+      continue;
+    const size_t lineStart = at == 0 ? 0 : ptx.rfind('\n', at - 1) + 1; // npos + 1 == 0: the first line
+    diagnostic.line = static_cast<uint32_t>(std::count(ptx.begin(), ptx.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1;
+    diagnostic.column = static_cast<uint32_t>(at - lineStart) + 1;
+  }
   result.advisories = parseAdvisories(combined);
 
   ResourceReport report = parseResourceUsage(combined);

@@ -147,6 +147,7 @@ std::string classifyCompilerMessage(std::string_view message) {
       contains(text, "maxrregcount") || contains(text, "exceeds") || contains(text, "stack size"))
     return kCodeCompileResource;
   if (contains(text, "not supported on .target") || contains(text, "requires .target") ||
+      contains(text, "specified by .target is higher") ||
       contains(text, "ptx .version") || contains(text, ".version") || contains(text, "feature '") ||
       contains(text, "not supported on this target") || contains(text, "does not support .target") ||
       contains(text, "requires sm_") || contains(text, "requires ptx") || contains(text, "target sm_") ||
@@ -196,6 +197,10 @@ std::vector<ptx::Diagnostic> parseCompilerLog(std::string_view log) {
       if (contains(lower(parsed->text), "compile only(-c)") && contains(parsed->text, ".version 3.1"))
         diagnostic.hint = "PTX older than ISA 3.1 is compiled by ptxas only: raise `.version` to 3.1 or later (and "
                           "`.target` to one this toolkit supports), or compile with `--backend ptxas`";
+      // A module written for a newer GPU than the one it is compiled for.
+      if (contains(lower(parsed->text), "specified by .target is higher"))
+        diagnostic.hint = "the module's .target names a newer GPU than the one it is compiled for: set `.target` to "
+                          "the task's architecture (e.g. sm_90, or sm_90a for wgmma and setmaxnreg)";
       specific.push_back(std::move(diagnostic));
       continue;
     }

@@ -4,6 +4,8 @@
 #include "toolchain/LogParser.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -211,6 +213,23 @@ TEST_P(CompilerBackends, Sm90aInstructionUnderSm90IsArch) {
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->line, 6u);
   EXPECT_EQ(error->code, kCodeCompileArch);
+}
+
+TEST_P(CompilerBackends, ATargetNewerThanTheArchPointsAtTheTargetLine) {
+  std::string ptx = kSaxpy;
+  const size_t at = ptx.find(".target sm_");
+  ASSERT_NE(at, std::string::npos);
+  ptx.replace(at, ptx.find('\n', at) - at, ".target sm_100a");
+  ptx.replace(0, std::string(".version 8.0").size(), ".version 9.0"); // sm_100a needs ISA 8.6
+  Result<CompileResult> result = compilePtx(ptx, options()); // for sm_90
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_FALSE(result->ok);
+  const ptx::Diagnostic *error = firstError(*result);
+  ASSERT_NE(error, nullptr) << result->errorLog;
+  EXPECT_EQ(error->code, kCodeCompileArch) << error->message;
+  EXPECT_EQ(error->line, static_cast<uint32_t>(std::count(ptx.begin(), ptx.begin() + static_cast<long>(at), '\n') + 1));
+  EXPECT_EQ(error->column, 1u);
+  EXPECT_NE(error->hint.find("task's architecture"), std::string::npos) << error->hint;
 }
 
 TEST_P(CompilerBackends, DebugTargetCompilesUnoptimizedWithAdvisory) {

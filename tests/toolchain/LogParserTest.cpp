@@ -80,6 +80,14 @@ TEST(LogParser, VersionTargetMismatchIsArch) {
   EXPECT_EQ(diagnostics[0].code, kCodeCompileArch);
 }
 
+TEST(LogParser, ATargetNewerThanTheArchIsArchWithAHint) {
+  std::vector<ptx::Diagnostic> diagnostics = parseCompilerLog(
+      "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n");
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].code, kCodeCompileArch);
+  EXPECT_NE(diagnostics[0].hint.find("set `.target` to the task's architecture"), std::string::npos);
+}
+
 TEST(LogParser, TooMuchSharedDataIsResource) {
   for (const char *log : {"ptxas13_too_much_shared.log", "nvjitlink_too_much_shared.log"}) {
     std::vector<ptx::Diagnostic> diagnostics = parseCompilerLog(readLog(log));
