@@ -95,6 +95,7 @@ nlohmann::ordered_json taskJson(const tasks::TaskSpec &task) {
   return {{"name", task.name},
           {"level", task.level},
           {"description", task.description},
+          {"hints", task.hints},
           {"kernel", task.kernel},
           {"tags", task.tags},
           {"symbols", task.symbols},

@@ -831,7 +831,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
   Validator v(fileName);
   TaskSpec task;
   toml::source_region noWhere;
-  v.checkKeys(document, {"name", "level", "description", "kernel", "tags", "symbols", "shapes", "small_shapes", "params",
+  v.checkKeys(document, {"name", "level", "description", "hints", "kernel", "tags", "symbols", "shapes", "small_shapes", "params",
                          "tolerance", "cost", "launch", "vendor"},
               "");
 
@@ -848,6 +848,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
     v.missing(noWhere, "", "level");
   }
   if (auto description = v.getString(document, "description", true, noWhere, "")) task.description = *description;
+  if (auto hints = v.getString(document, "hints", false, noWhere, "")) task.hints = *hints;
   if (auto kernel = v.getString(document, "kernel", true, noWhere, "")) {
     if (!isIdentifier(*kernel))
       v.error(document.get("kernel")->source(), "kernel '" + *kernel + "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");

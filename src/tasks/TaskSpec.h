@@ -139,7 +139,14 @@ std::vector<std::string> vendorSizeNames(VendorOp op);
 struct TaskSpec {
   std::string name;
   int level = 1;
+  /// What the kernel computes: the contract (the operation, buffer layouts and
+  /// sizes, guarantees such as alignment, what the tolerance allows). Every
+  /// prompt carries it.
   std::string description;
+  /// How the reference does it (tiles, block shapes, vector widths, shared-memory
+  /// layouts, ...): an implementation recipe, empty when the task has none. Only
+  /// the prompt strategies that say so carry it (docs/prompts.md).
+  std::string hints;
   std::string kernel;
   std::vector<std::string> tags;
   std::vector<std::string> symbols;

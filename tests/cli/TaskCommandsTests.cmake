@@ -34,6 +34,11 @@ task_cli_test(tasks_broken 1
 task_cli_test(task_show_text 0
   "^signature: extern \"C\" __global__ void saxpy\\(const float\\* x, float\\* y, float a, int n\\)&&atol=1e-05 rtol=1e-06&&flops = 2 \\* n&&^extern \"C\" __global__ void saxpy\\(const float\\* __restrict__ x"
   -- $<TARGET_FILE:ptxforge> task show saxpy)
+# The contract (description) and the reference's recipe (hints) are printed apart.
+task_cli_test(task_show_hints 0 "^  C = A \\* B in f32&&^hints: +128x128 block tiles with BK = 8"
+  -- $<TARGET_FILE:ptxforge> task show sgemm)
+task_cli_test(task_show_json_hints 0 "\"hints\": \"128x128 block tiles"
+  -- $<TARGET_FILE:ptxforge> task show sgemm --format json)
 task_cli_test(task_show_json 0 "\"name\": \"saxpy\"&&\"reference\": \".*extern \\\\\"C\\\\\"&&\"atol\": 1e-05"
   -- $<TARGET_FILE:ptxforge> task show saxpy --format json)
 # (no ";" in patterns: cli_test expands them unquoted, as CMake lists)

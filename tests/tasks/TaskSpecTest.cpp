@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
 
 using namespace ptxforge;
 using namespace ptxforge::tasks;
@@ -76,6 +77,25 @@ TEST(TaskSpec, LoadsTheDocumentedSaxpy) {
   EXPECT_NE(task.referenceSource.find("extern \"C\""), std::string::npos);
 }
 
+// `hints` (how the reference does it) is optional and kept apart from the description.
+TEST(TaskSpec, HintsAreOptionalAndSeparateFromTheDescription) {
+  TempDir dir;
+  Result<TaskSpec> without = loadTask(writeTask(dir.path(), "plain", kSaxpyToml));
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_EQ(without->hints, "");
+  std::string toml = replaced(kSaxpyToml, "kernel = \"saxpy\"\n",
+                              "hints = \"One element per thread.\"\nkernel = \"saxpy\"\n");
+  Result<TaskSpec> with = loadTask(writeTask(dir.path(), "hinted", toml));
+  ASSERT_TRUE(with.ok()) << with.error().message;
+  EXPECT_EQ(with->hints, "One element per thread.");
+  EXPECT_EQ(with->description, without->description);
+}
+
+TEST(TaskSpec, HintsMustBeAString) {
+  EXPECT_EQ(loadError(replaced(kSaxpyToml, "kernel = \"saxpy\"\n", "hints = [\"tiles\"]\nkernel = \"saxpy\"\n")),
+            "task.toml:4:9: 'hints' must be a string, found an array");
+}
+
 TEST(TaskSpec, DefaultsWhereTheTomlIsSilent) {
   std::string toml = replaced(kSaxpyToml, "small_shapes = [0, 2]\n", "\n");
   toml = replaced(toml, "[tolerance]\natol = 1e-5\nrtol = 1e-5\n", "");
@@ -106,8 +126,8 @@ TEST(TaskSpec, AcceptsIntegersAndFloatLiteralsWhereExpressionsGo) {
 // Each broken task names the file, line and column of its mistake, and what is valid.
 TEST(TaskSpec, UnknownTopLevelKey) {
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "tags = ", "tag = ")),
-            "task.toml:5:1: unknown key 'tag' (did you mean 'tags'?) (valid: name, level, description, kernel, tags, "
-            "symbols, shapes, small_shapes, params, tolerance, cost, launch, vendor)");
+            "task.toml:5:1: unknown key 'tag' (did you mean 'tags'?) (valid: name, level, description, hints, kernel, "
+            "tags, symbols, shapes, small_shapes, params, tolerance, cost, launch, vendor)");
 }
 
 TEST(TaskSpec, UnknownParamKey) {
@@ -276,4 +296,24 @@ TEST(TaskSuite, BuiltinSuiteLoadsCleanly) {
   Result<Suite> suite = loadSuite({builtinTasksDir()});
   ASSERT_TRUE(suite.ok()) << suite.error().message;
   for (const TaskLoadError &error : suite->errors) ADD_FAILURE() << error.error.message;
+}
+
+// A built-in task's description is the contract only: what is computed, the
+// layouts, sizes, guarantees and what the tolerance allows. How the reference
+// computes it (blocks, threads, tiles, shared memory, vector widths, shuffles,
+// prefetch, tensor-core instructions) belongs in `hints`, which zero-shot
+// prompts leave out (docs/prompts.md).
+TEST(TaskSuite, BuiltinDescriptionsStateTheContractAndHintsTheRecipe) {
+  if (!std::filesystem::is_directory(builtinTasksDir())) GTEST_SKIP() << "no built-in suite at " << builtinTasksDir();
+  Result<Suite> suite = loadSuite({builtinTasksDir()});
+  ASSERT_TRUE(suite.ok()) << suite.error().message;
+  ASSERT_FALSE(suite->tasks.empty());
+  const std::regex recipe(R"(\bthreads?\b|\bblocks?\b|\bwarps?\b|shuffle|shared memory|prefetch|\btiles?\b|float4|)"
+                          R"(half2|register|\bmma\b|ldmatrix|atomic|grid|coalesc|unroll|\bbanks?\b|\bBK\b|per thread)",
+                          std::regex::icase);
+  for (const TaskSpec &task : suite->tasks) {
+    EXPECT_FALSE(std::regex_search(task.description, recipe))
+        << task.name << ": the description names an implementation detail; move it to hints: " << task.description;
+    EXPECT_FALSE(task.hints.empty()) << task.name << ": no hints (say how the reference computes it)";
+  }
 }

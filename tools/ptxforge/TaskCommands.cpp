@@ -186,6 +186,7 @@ int runList(const TaskOptions &options) {
 std::string showText(const tasks::TaskSpec &task) {
   std::string out = fmt::format("task {} (level {})\n", task.name, task.level);
   out += fmt::format("  {}\n", task.description);
+  if (!task.hints.empty()) out += fmt::format("hints:     {}\n", task.hints); // how the reference does it
   out += fmt::format("folder:    {}\n", task.folder.string());
   if (!task.tags.empty()) out += fmt::format("tags:      {}\n", joined(task.tags, ", "));
   out += fmt::format("signature: {}\n", signatureLine(task));
