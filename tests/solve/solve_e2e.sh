@@ -95,6 +95,9 @@ replay)
   "$ptxforge" solve "$task" --model "$model" "${common[@]}" --record rec.jsonl --store a.db > /dev/null
   "$ptxforge" solve "$task" --model "replay:rec.jsonl" "${common[@]}" --store b.db > /dev/null
   check_verdicts b.db 1
+  # Two stores in one folder, no --out: each run's files in a folder of its own.
+  [ -f a-run-1/report.md ] && [ -f b-run-1/report.md ] || fail "two stores' default output folders: $(ls)"
+  grep -q "replay" b-run-1/report.md || fail "b.db's report is not its own run's"
   # Every request of the replay was found in the recording.
   "$ptxforge" show 1 --store b.db --format json | python3 -c '
 import json, sys

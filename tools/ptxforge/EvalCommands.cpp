@@ -102,7 +102,7 @@ Result<void> writeEvalFiles(const std::filesystem::path &dir, const nlohmann::js
 }
 
 std::filesystem::path defaultOut(const store::Store &store, int64_t evalId) {
-  return std::filesystem::path(store.path()).parent_path() / fmt::format("eval-{}", evalId);
+  return defaultOutputDir(store.path(), "eval", evalId);
 }
 
 /// Exit codes of `ptxforge eval` beyond Output.h's (docs/eval.md, "Run status"):

@@ -51,6 +51,11 @@ Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
 Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &path);
 
 /// --strategy of solve and eval: the first attempt's strategies (zero-shot,
+
+/// Where a run's or an eval's files go by default: beside the store, in
+/// `run-N` / `eval-N` for a store named runs.db, else `<stem>-run-N`, so that
+/// two stores in one folder never write over each other's files.
+std::filesystem::path defaultOutputDir(const std::string &storePath, std::string_view kind, int64_t id);
 /// spec, few-shot, skeleton), zero-shot added when missing. Repair and
 /// optimize belong to the later rounds: InvalidInput says so.
 Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text);

@@ -246,10 +246,8 @@ int runSolve(const SolveCli &cli) {
   Result<solve::SolveOutcome> outcome = solve::solve(context, *options, cli.resume, resumeOverrides(cli));
   if (!outcome) return fail(format, outcome.error());
 
-  std::filesystem::path outDir = cli.outDir.empty()
-                                     ? std::filesystem::path((*store)->path()).parent_path() /
-                                           fmt::format("run-{}", outcome->runId)
-                                     : std::filesystem::path(cli.outDir);
+  std::filesystem::path outDir =
+      cli.outDir.empty() ? defaultOutputDir((*store)->path(), "run", outcome->runId) : std::filesystem::path(cli.outDir);
   Result<void> written = writeRunFiles(**store, outcome->runId, outDir, outcome->bestPtx, outcome->summary);
   // The run is in the store either way; a file that could not be written is the error then.
   if (!written) return fail(format, written.error(), kExitUsage, {{"run", outcome->runId}});
@@ -291,9 +289,8 @@ int runReport(const SolveCli &cli) {
   if (!store) return fail("text", store.error());
   Result<store::RunData> data = (*store)->load(cli.runId);
   if (!data) return fail("text", data.error());
-  std::filesystem::path outDir = cli.outDir.empty() ? std::filesystem::path((*store)->path()).parent_path() /
-                                                          fmt::format("run-{}", cli.runId)
-                                                    : std::filesystem::path(cli.outDir);
+  std::filesystem::path outDir =
+      cli.outDir.empty() ? defaultOutputDir((*store)->path(), "run", cli.runId) : std::filesystem::path(cli.outDir);
   std::error_code error;
   std::filesystem::create_directories(outDir, error);
   if (error) return fail("text", fmt::format("cannot create {}: {}", outDir.string(), error.message()));
