@@ -833,7 +833,17 @@ public:
   }
 
   /// What to do about a sanitizer finding, for the person or model reading it.
-  static std::string findingHint(const std::string &check) {
+  static std::string findingHint(const std::string &check, const std::string &message) {
+    // The asynchronous proxies' hazards (bulk copies, mbarriers, wgmma) are
+    // fixed by waits and proxy fences, not by bar.sync.
+    const bool async = message.find("bulk copy") != std::string::npos || message.find("mbarrier") != std::string::npos ||
+                       message.find("fence.proxy.async") != std::string::npos ||
+                       message.find("wgmma") != std::string::npos;
+    if (check == "racecheck" && async)
+      return "wait for the asynchronous operation before touching its memory: mbarrier.try_wait on the copy's phase "
+             "before reading its destination, fence.proxy.async between generic writes and a bulk copy that reads "
+             "them, cp.async.bulk.wait_group.read before overwriting a copy's source, wgmma.wait_group before "
+             "reading accumulators";
     if (check == "memcheck")
       return "compare the index with the element count before the access (the last block of a ragged shape is "
              "partly outside the buffer), and keep vector accesses aligned to their size";
@@ -863,7 +873,7 @@ public:
       std::string message = std::move(finding.message);
       if (message.rfind(finding.check + ": ", 0) == 0) message.erase(0, finding.check.size() + 2);
       result_.diagnostics.push_back({finding.check, finding.fatal ? ptx::Severity::Error : ptx::Severity::Warning,
-                                     finding.line, 0, std::move(message), findingHint(finding.check)});
+                                     finding.line, 0, message, findingHint(finding.check, message)});
     }
   }
 
