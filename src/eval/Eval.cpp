@@ -69,6 +69,10 @@ nlohmann::json optionsToJson(const EvalOptions &options) {
           {"no_sass", options.noSass}};
   // Only a shard has it: an unsharded eval's parameters stay as they were.
   if (options.shard) json["shard"] = {{"index", options.shard->index}, {"count", options.shard->count}};
+  // Likewise only an eval with streaming checks.
+  if (options.guidedStream.enabled)
+    json["guided_stream"] = {{"max_backtracks", options.guidedStream.maxBacktracks},
+                             {"continue", solve::continueModeName(options.guidedStream.continueMode)}};
   return json;
 }
 
@@ -99,6 +103,14 @@ Result<EvalOptions> optionsFromJson(const nlohmann::json &json) {
     options.noSass = json.value("no_sass", false); // evals recorded before --no-sass existed had SASS
     if (json.contains("shard") && !json.at("shard").is_null())
       options.shard = Shard{json.at("shard").at("index").get<int>(), json.at("shard").at("count").get<int>()};
+    if (json.contains("guided_stream")) {
+      options.guidedStream.enabled = true;
+      options.guidedStream.maxBacktracks = json.at("guided_stream").at("max_backtracks").get<int>();
+      std::optional<solve::ContinueMode> mode =
+          solve::parseContinueMode(json.at("guided_stream").at("continue").get<std::string>());
+      if (!mode) return makeError(ErrorKind::InvalidInput, "eval parameters: unknown guided_stream.continue");
+      options.guidedStream.continueMode = *mode;
+    }
     return options;
   } catch (const nlohmann::json::exception &error) {
     return makeError(ErrorKind::InvalidInput, std::string("eval parameters: ") + error.what());
@@ -423,6 +435,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.maxTokens = options.maxTokens;
     solveOptions.seed = options.seed;
     solveOptions.stream = options.stream;
+    solveOptions.guidedStream = options.guidedStream;
     // The slots of a round each get a thread; the shared pool bounds their requests.
     solveOptions.concurrency = std::min(threadsPerTask, std::max(1, job.samples));
     solveOptions.arch = options.arch;

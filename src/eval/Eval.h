@@ -18,6 +18,7 @@
 #include "exec/Executor.h"
 #include "llm/Backend.h"
 #include "prompt/PromptBuilder.h"
+#include "solve/GuidedStream.h"
 #include "store/Store.h"
 #include "support/Result.h"
 #include "tasks/TaskSpec.h"
@@ -76,6 +77,8 @@ struct EvalOptions {
   /// Run only this shard's share of the (task, sample) pairs (shardSlots);
   /// recorded with the eval ("shard" in its parameters). None: all of them.
   std::optional<Shard> shard;
+  /// --guided-stream for every task's run (SolveOptions::guidedStream).
+  solve::GuidedStreamOptions guidedStream;
 };
 
 nlohmann::json optionsToJson(const EvalOptions &options);

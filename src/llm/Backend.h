@@ -36,6 +36,14 @@ struct CallContext {
   /// Cancels the call: a running transfer or child process is stopped, a
   /// back-off wait ends early, and complete() returns an Io error "... cancelled".
   std::stop_token stop;
+  /// Streams only (openai, anthropic with Request::stream): asked after each
+  /// text delta, with the answer so far; true ends the stream there (the
+  /// connection is closed, so the server stops generating). complete() then
+  /// returns the text that arrived, finish reason Other ("cut"), and usage as
+  /// far as the server reported it: the completion tokens are the deltas
+  /// received when it reported none (Usage::note says so). Backends that
+  /// answer in one piece (exec, replay, batch) never ask it.
+  std::function<bool(std::string_view textSoFar)> stopAfter;
 };
 
 /// The values to keep out of everything stored or printed: those of

@@ -139,6 +139,8 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
   const std::string &url = httpRequest.url;
 
   auto start = std::chrono::steady_clock::now();
+  bool cut = false;   // the caller ended the stream (CallContext::stopAfter)
+  int64_t deltas = 0; // text deltas received
   auto emitText = [&](std::string_view delta) {
     if (delta.empty())
       return;
@@ -146,8 +148,11 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
       completion.firstTokenMs =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     completion.text.append(delta);
+    ++deltas;
     if (context.onText)
       context.onText(delta);
+    if (context.stopAfter && !cut && context.stopAfter(completion.text))
+      cut = true;
   };
 
   std::unique_ptr<StreamDecoder> decoder = request.stream ? newStreamDecoder(request) : nullptr;
@@ -155,7 +160,7 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
   SseParser parser(
       [&](const SseEvent &event) {
         streamFailure = decoder->onEvent(event, completion, emitText);
-        return !streamFailure;
+        return !streamFailure && !cut;
       },
       options_.maxSseLineBytes);
   SseSink sink(parser);
@@ -173,6 +178,24 @@ AttemptResult HttpBackend::attemptOnce(const Request &request, const HttpRequest
     return {failure(decode.message + " (from " + url + ")"), decode.retryable, std::nullopt};
   };
 
+  if (cut && outcome.streamed && (outcome.failure == TransportFailure::SinkRejected ||
+                                  outcome.failure == TransportFailure::None)) {
+    // Ended here on purpose: what arrived is the answer. A server reports
+    // usage at the end of a stream, which a cut stream never reaches.
+    completion.rawFinishReason = "cut";
+    completion.finishReason = FinishReason::Other;
+    if (completion.usage.completionTokens <= 0) {
+      completion.usage.completionTokens = deltas;
+      completion.usage.note = "stream cut by the caller: completion tokens counted as the " +
+                              std::to_string(deltas) + " text deltas received" +
+                              (completion.usage.promptTokens > 0 ? "" : "; prompt tokens not reported");
+      completion.usage.reported = true; // a count, as the note says
+    }
+    completion.latencyMs = latencyMs;
+    if (completion.model.empty())
+      completion.model = model;
+    return {std::move(completion), false, std::nullopt};
+  }
   switch (outcome.failure) {
   case TransportFailure::None: break;
   case TransportFailure::SinkRejected:

@@ -193,6 +193,20 @@ Result<void> addGuidedGrammar(nlohmann::json &body, std::string_view flavour, co
   return {};
 }
 
+void addContinueFinalMessage(nlohmann::json &body, std::string_view flavour) {
+  // Field names from each server's request schema (docs/guided.md): vLLM
+  // refuses continue_final_message together with add_generation_prompt, whose
+  // default is true; SGLang has no add_generation_prompt; llama.cpp's server
+  // continues a final assistant message unless started with
+  // --no-prefill-assistant, and takes no field.
+  if (flavour == "vllm" || flavour == "vllm-legacy") {
+    body["continue_final_message"] = true;
+    body["add_generation_prompt"] = false;
+  } else if (flavour == "sglang") {
+    body["continue_final_message"] = true;
+  }
+}
+
 Result<std::unique_ptr<Backend>> OpenAiBackend::create(const std::string &model, const BackendOptions &options) {
   nlohmann::json probe = nlohmann::json::object();
   if (Result<void> known = addGuidedGrammar(probe, options.serverFlavour, ""); !known)
@@ -215,6 +229,8 @@ Result<HttpRequest> OpenAiBackend::buildHttpRequest(const Request &request, cons
   if (!options().guidedGrammar.empty())
     if (Result<void> added = addGuidedGrammar(body, options().serverFlavour, options().guidedGrammar); !added)
       return added.error();
+  if (!request.isRawPrompt() && !request.messages.empty() && request.messages.back().role == Role::Assistant)
+    addContinueFinalMessage(body, options().serverFlavour);
   http.body = dumpJson(body);
   http.headers.push_back({"Content-Type", "application/json"});
   http.headers.push_back({"Accept", request.stream ? "text/event-stream" : "application/json"});

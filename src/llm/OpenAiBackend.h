@@ -6,7 +6,9 @@
 //
 // Sent: model, messages | prompt, and temperature, top_p, max_tokens, seed,
 // stop when set; "stream": true plus stream_options.include_usage when the
-// request streams; with --guided, the PTX grammar in the flavour's field. Headers: Authorization: Bearer $OPENAI_API_KEY when the key
+// request streams; with --guided, the PTX grammar in the flavour's field; a
+// chat ending with an assistant message asks to continue it
+// (addContinueFinalMessage). Headers: Authorization: Bearer $OPENAI_API_KEY when the key
 // is set (local servers usually need none).
 //
 // Streams are SSE: `data: {chunk}` lines with choices[0].delta.content (chat)
@@ -30,6 +32,14 @@ nlohmann::json openAiRequestBody(const Request &request, const std::string &mode
 /// `structured_outputs.grammar` (`guided_grammar` for vllm-legacy), SGLang
 /// `ebnf`, llama.cpp `grammar`. InvalidInput for an unknown flavour.
 Result<void> addGuidedGrammar(nlohmann::json &body, std::string_view flavour, const std::string &grammar);
+
+/// Asks the server to continue a chat's final assistant message (a prefill)
+/// instead of starting a new one, in the flavour's fields: vLLM (and
+/// vllm-legacy) `continue_final_message: true` with `add_generation_prompt:
+/// false`, SGLang `continue_final_message: true`; llama.cpp needs none (its
+/// server continues a final assistant message by default). The backend adds
+/// it to every chat request whose last message is the assistant's.
+void addContinueFinalMessage(nlohmann::json &body, std::string_view flavour);
 
 /// The endpoint path under the base URL: "/chat/completions" or "/completions".
 const char *openAiEndpoint(const Request &request);

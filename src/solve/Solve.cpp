@@ -73,6 +73,10 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
   };
   // Only a shard's runs have it: the parameters of whole runs stay as they were.
   if (!options.slots.empty()) json["slots"] = options.slots;
+  // Only runs with streaming checks have it, likewise.
+  if (options.guidedStream.enabled)
+    json["guided_stream"] = {{"max_backtracks", options.guidedStream.maxBacktracks},
+                             {"continue", continueModeName(options.guidedStream.continueMode)}};
   return json;
 }
 
@@ -104,6 +108,14 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.noSass = json.value("no_sass", false); // runs recorded before --no-sass existed had SASS
     if (json.contains("slots")) options.slots = json.at("slots").get<std::vector<int>>();
     const nlohmann::json &check = json.at("check");
+    if (json.contains("guided_stream")) {
+      const nlohmann::json &guided = json.at("guided_stream");
+      options.guidedStream.enabled = true;
+      options.guidedStream.maxBacktracks = guided.at("max_backtracks").get<int>();
+      std::optional<ContinueMode> mode = parseContinueMode(guided.at("continue").get<std::string>());
+      if (!mode) return makeError(ErrorKind::InvalidInput, "run parameters: unknown guided_stream.continue " + guided.at("continue").dump());
+      options.guidedStream.continueMode = *mode;
+    }
     options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
     options.check.seed.reset();
     if (!check.at("seed").is_null()) options.check.seed = check.at("seed").get<uint64_t>();
@@ -479,7 +491,7 @@ private:
     request.topP = options_.topP;
     request.maxTokens = options_.maxTokens;
     request.seed = seed;
-    request.stream = options_.stream;
+    request.stream = options_.stream || options_.guidedStream.enabled;
 
     std::string strategyNames;
     for (prompt::Strategy s : strategies) strategyNames += (strategyNames.empty() ? "" : ",") + std::string(prompt::strategyName(s));
@@ -529,7 +541,13 @@ private:
     llm::CallContext call;
     call.stop = ctx_.stop;
     answer.asked = true;
-    Result<llm::Completion> completion = ctx_.backend.complete(request, call);
+    nlohmann::json guided;
+    Result<llm::Completion> completion =
+        options_.guidedStream.enabled
+            ? completeWithStreamChecks(ctx_.backend, request, options_.guidedStream, call,
+                                       [&](const StreamSegment &segment) { recordSegment(*promptId, round, slot, kind, segment); },
+                                       &guided)
+            : ctx_.backend.complete(request, call);
     permit.reset();
     store::CompletionRecord stored;
     stored.promptId = *promptId;
@@ -545,6 +563,7 @@ private:
     stored.meta.erase("text");
     if (completion->pending()) {
       stored.status = "pending";
+    if (!guided.is_null()) stored.meta["guided_stream"] = guided;
       (void)ctx_.store.putCompletion(stored);
       std::lock_guard lock(mutex_);
       pendingSeen_ = true;
@@ -564,6 +583,30 @@ private:
 
   /// Adds an answer's usage to the run's and returns it (prompt, completion).
   std::pair<int64_t, int64_t> countTokens(const nlohmann::json &meta) {
+  /// Records one request of a --guided-stream answer, and says so when it was cut.
+  void recordSegment(int64_t promptId, int round, int slot, const std::string &kind, const StreamSegment &segment) {
+    store::StreamSegmentRecord record;
+    record.promptId = promptId;
+    record.seq = segment.seq;
+    record.mode = segment.seq == 0 ? "stream" : continueModeName(segment.mode);
+    record.requestHash = segment.requestHash;
+    record.text = segment.text;
+    if (segment.cut) {
+      record.cutAt = static_cast<int64_t>(segment.cutAt);
+      record.diagnostic = cutToJson(*segment.cut);
+    }
+    if (segment.completion) {
+      record.meta = llm::completionToJson(*segment.completion);
+      record.meta.erase("text");
+    }
+    if (!segment.error.empty()) record.meta["error"] = segment.error;
+    if (Result<void> put = ctx_.store.putStreamSegment(record); !put)
+      report(round, slot, kind, "store: " + put.error().message);
+    if (segment.cut)
+      report(round, slot, kind,
+             fmt::format("cut at line {} ({}): continuing", segment.cut->diagnostic.line, segment.cut->diagnostic.code));
+  }
+
     if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return {0, 0};
     // The backends sanitize usage (llm::sanitizeUsage); a store written
     // before they did may still hold a negative or absurd count, which must

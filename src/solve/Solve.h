@@ -20,6 +20,7 @@
 
 #include "exec/Executor.h"
 #include "llm/Backend.h"
+#include "solve/GuidedStream.h"
 #include "solve/RequestLimit.h"
 #include "prompt/PromptBuilder.h"
 #include "store/Store.h"
@@ -73,6 +74,9 @@ struct SolveOptions {
   /// run (they depend on `candidates` and the slot), so a slot asks exactly
   /// what it would have asked in the unsharded run.
   std::vector<int> slots;
+  /// --guided-stream: each answer's PTX is checked as it streams in, cut at
+  /// the first unfixable error and continued from there (GuidedStream.h).
+  GuidedStreamOptions guidedStream;
 };
 
 /// The solve options a run records (its `parameters`), and back, for resume.

@@ -127,6 +127,23 @@ CREATE TABLE IF NOT EXISTS eval_runs (
 PRAGMA user_version = 2; -- kSchemaVersion
 )sql";
 
+// Added to a version-2 database when it is opened for writing (Store.h says
+// why without a version change).
+constexpr const char *kStreamSegmentsSchema = R"sql(
+CREATE TABLE IF NOT EXISTS stream_segments (
+  prompt_id    INTEGER NOT NULL REFERENCES prompts(id),
+  seq          INTEGER NOT NULL,
+  mode         TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  text         TEXT NOT NULL,
+  cut_at       INTEGER,
+  diagnostic   TEXT NOT NULL,
+  meta         TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  PRIMARY KEY(prompt_id, seq)
+);
+)sql";
+
 // Column lists, in the order the readers below expect them.
 constexpr std::string_view kEvalColumns =
     "id, created_at, updated_at, model, suite, suite_version, status, parameters, provenance, metrics";
@@ -139,6 +156,8 @@ constexpr std::string_view kCandidateColumns = "id, run_id, prompt_id, round, sl
                                                "duplicate_of, extract_error, created_at";
 constexpr std::string_view kResultColumns =
     "candidate_id, verdict, stage, summary, speedup, registers, result, created_at";
+constexpr std::string_view kStreamSegmentColumns =
+    "prompt_id, seq, mode, request_hash, text, cut_at, diagnostic, meta, created_at";
 
 constexpr int columnCount(std::string_view columns) {
   return static_cast<int>(std::count(columns.begin(), columns.end(), ',')) + 1;
@@ -447,6 +466,41 @@ struct Store::Impl {
     return result;
   }
 
+  Result<StreamSegmentRecord> readStreamSegment(const Statement &row, int first) const {
+    StreamSegmentRecord segment;
+    segment.promptId = row.int64(first);
+    segment.seq = row.integer(first + 1);
+    segment.mode = row.text(first + 2);
+    segment.requestHash = row.text(first + 3);
+    segment.text = row.text(first + 4);
+    segment.cutAt = row.optionalInt64(first + 5);
+    if (auto error = readJson(row, first + 6, "stream_segments.diagnostic", segment.promptId, segment.diagnostic))
+      return *error;
+    if (auto error = readJson(row, first + 7, "stream_segments.meta", segment.promptId, segment.meta))
+      return *error;
+    segment.createdAt = row.text(first + 8);
+    return segment;
+  }
+
+  /// Whether the database has the stream_segments table (a store written
+  /// before it existed, opened for reading, has not).
+  Result<bool> hasStreamSegments() {
+    auto count = queryId("looking for stream_segments",
+                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'stream_segments'");
+    if (!count)
+      return count.error();
+    return *count > 0;
+  }
+
+  Result<void> ensureStreamSegments() {
+    auto present = hasStreamSegments();
+    if (!present)
+      return present.error();
+    if (!*present && sqlite3_exec(db.get(), kStreamSegmentsSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
+      return sqliteError("adding the stream_segments table");
+    return {};
+  }
+
   Result<int> userVersion() {
     // The first read of the file: SQLite checks the header here, so a file
     // that is not a database fails on this statement, before anything is written.
@@ -478,7 +532,7 @@ struct Store::Impl {
     if (auto pragma = execute("enabling foreign keys", "PRAGMA foreign_keys = ON"); !pragma)
       return pragma.error();
     if (*version == kSchemaVersion)
-      return {};
+      return ensureStreamSegments();
 
     Transaction transaction(*this);
     if (auto begun = transaction.begin("creating the schema", true); !begun)
@@ -492,6 +546,8 @@ struct Store::Impl {
                                  kSchemaVersion));
     if (sqlite3_exec(db.get(), kSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
       return sqliteError("creating the schema");
+    if (sqlite3_exec(db.get(), kStreamSegmentsSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
+      return sqliteError("adding the stream_segments table");
     return transaction.commit("creating the schema");
   }
 
@@ -666,6 +722,54 @@ Result<std::optional<CompletionRecord>> Store::findCompletion(int64_t promptId) 
   return impl_->queryOne("finding a completion", &Impl::readCompletion, sql, promptId);
 }
 
+Result<void> Store::putStreamSegment(const StreamSegmentRecord &segment) {
+  std::lock_guard lock(impl_->mutex);
+  // A first segment starts the answer over (a resumed run asks again): the
+  // continuations of the earlier try go.
+  if (segment.seq == 0)
+    if (auto cleared = impl_->execute("storing a stream segment",
+                                      "DELETE FROM stream_segments WHERE prompt_id = ? AND seq > 0", segment.promptId);
+        !cleared)
+      return cleared.error();
+  return impl_->execute(
+      "storing a stream segment",
+      "INSERT INTO stream_segments (prompt_id, seq, mode, request_hash, text, cut_at, diagnostic, meta, created_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT(prompt_id, seq) DO UPDATE SET mode = excluded.mode, request_hash = excluded.request_hash, "
+      "text = excluded.text, cut_at = excluded.cut_at, diagnostic = excluded.diagnostic, meta = excluded.meta, "
+      "created_at = excluded.created_at",
+      segment.promptId, segment.seq, segment.mode, segment.requestHash, segment.text, segment.cutAt,
+      dumpJson(segment.diagnostic), dumpJson(segment.meta), utcNow());
+}
+
+Result<std::vector<StreamSegmentRecord>> Store::streamSegments(int64_t promptId) {
+  std::lock_guard lock(impl_->mutex);
+  constexpr std::string_view what = "reading stream segments";
+  std::vector<StreamSegmentRecord> segments;
+  auto present = impl_->hasStreamSegments();
+  if (!present)
+    return present.error();
+  if (!*present)
+    return segments;
+  static const std::string sql =
+      fmt::format("SELECT {} FROM stream_segments WHERE prompt_id = ? ORDER BY seq", kStreamSegmentColumns);
+  auto statement = impl_->prepare(what, sql, promptId);
+  if (!statement)
+    return statement.error();
+  for (;;) {
+    auto row = impl_->step(*statement, what);
+    if (!row)
+      return row.error();
+    if (!*row)
+      break;
+    auto segment = impl_->readStreamSegment(*statement, 0);
+    if (!segment)
+      return segment.error();
+    segments.push_back(std::move(*segment));
+  }
+  return segments;
+}
+
 Result<int64_t> Store::addCandidate(const CandidateRecord &candidate) {
   std::lock_guard lock(impl_->mutex);
   constexpr std::string_view what = "adding a candidate";
@@ -796,6 +900,33 @@ Result<RunData> Store::load(int64_t runId) {
       data.attempts.push_back(std::move(attempt));
     }
   }
+  auto present = impl_->hasStreamSegments();
+  if (!present)
+    return present.error();
+  if (*present) {
+    std::map<int64_t, AttemptRow *> byPrompt;
+    for (AttemptRow &attempt : data.attempts)
+      byPrompt[attempt.prompt.id] = &attempt;
+    static const std::string segmentSql = fmt::format(
+        "SELECT {} FROM stream_segments AS s JOIN prompts AS p ON p.id = s.prompt_id WHERE p.run_id = ? "
+        "ORDER BY s.prompt_id, s.seq",
+        qualify("s", kStreamSegmentColumns));
+    auto statement = impl_->prepare(what, segmentSql, runId);
+    if (!statement)
+      return statement.error();
+    for (;;) {
+      auto row = impl_->step(*statement, what);
+      if (!row)
+        return row.error();
+      if (!*row)
+        break;
+      auto segment = impl_->readStreamSegment(*statement, 0);
+      if (!segment)
+        return segment.error();
+      if (auto owner = byPrompt.find(segment->promptId); owner != byPrompt.end())
+        owner->second->segments.push_back(std::move(*segment));
+    }
+  }
   if (auto committed = transaction.commit(what); !committed)
     return committed.error();
   return data;
@@ -835,6 +966,16 @@ Result<std::map<int64_t, int64_t>> Store::copyAttempts(int64_t runId, const std:
     int64_t promptId = sqlite3_last_insert_rowid(impl_->db.get());
     if (prompt.parentCandidateId)
       parents.emplace_back(promptId, *prompt.parentCandidateId);
+    for (const StreamSegmentRecord &segment : attempt.segments) {
+      auto copied = impl_->execute(what,
+                                   "INSERT INTO stream_segments (prompt_id, seq, mode, request_hash, text, cut_at, "
+                                   "diagnostic, meta, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   promptId, segment.seq, segment.mode, segment.requestHash, segment.text,
+                                   segment.cutAt, dumpJson(segment.diagnostic), dumpJson(segment.meta),
+                                   segment.createdAt);
+      if (!copied)
+        return copied.error();
+    }
     if (attempt.completion) {
       const CompletionRecord &completion = *attempt.completion;
       auto stored = impl_->execute(what,

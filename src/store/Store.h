@@ -17,6 +17,13 @@
 //   evals       (id, created_at, updated_at, model, suite, suite_version, status,
 //                parameters JSON, provenance JSON, metrics JSON)
 //   eval_runs   (eval_id, position, task, run_id) PRIMARY KEY(eval_id, task)
+//   stream_segments (prompt_id, seq, mode, request_hash, text, cut_at,
+//                diagnostic JSON, meta JSON, created_at) PRIMARY KEY(prompt_id, seq):
+//                the requests of an answer written with --guided-stream, and
+//                where each was cut. Added without a version change: a store
+//                without the table reads as having no segments (opened for
+//                reading it stays as it is; opened for writing it gains the
+//                table), and builds that do not know it ignore it.
 //
 // Every write is its own transaction (or one transaction for a batch), so an
 // interrupted run loses at most the write in flight. Timestamps are UTC ISO 8601
@@ -154,12 +161,29 @@ struct ResultRecord {
   std::string createdAt;
 };
 
+/// One request of an answer written with streaming checks (--guided-stream,
+/// docs/guided.md): the first (seq 0) and each continuation after a cut.
+struct StreamSegmentRecord {
+  int64_t promptId = 0;
+  int seq = 0;             ///< 0: the first request; 1, 2, ...: continuations
+  std::string mode;        ///< "stream" (seq 0), "prefill" or "completions"
+  std::string requestHash; ///< llm::requestHash of the request this segment sent
+  std::string text;        ///< the segment's text as it arrived (a cut one ends past the cut)
+  /// Bytes of the answer (its segments joined) kept when this segment was
+  /// cut: the answer continues from there. None: not cut.
+  std::optional<int64_t> cutAt;
+  nlohmann::json diagnostic = nullptr;              ///< the error that cut it ({code, line, column, message, hint})
+  nlohmann::json meta = nlohmann::json::object();  ///< usage, finish_reason, latency_ms, error
+  std::string createdAt;
+};
+
 /// One attempt of a run: a prompt and what followed from it, as far as it got.
 struct AttemptRow {
   PromptRecord prompt;
   std::optional<CompletionRecord> completion;
   std::optional<CandidateRecord> candidate;
   std::optional<ResultRecord> result;
+  std::vector<StreamSegmentRecord> segments; ///< --guided-stream requests, by seq; empty otherwise
 };
 
 /// One `ptxforge eval`: a solve run per task of a suite (schema version 2).
@@ -228,6 +252,12 @@ public:
   /// replaced when the answer arrives on a later run).
   Result<int64_t> putCompletion(const CompletionRecord &completion);
   Result<std::optional<CompletionRecord>> findCompletion(int64_t promptId);
+
+  /// Inserts or replaces segment (prompt, seq) of a streamed answer; seq 0
+  /// starts the answer over and drops the prompt's other segments.
+  Result<void> putStreamSegment(const StreamSegmentRecord &segment);
+  /// The segments of a prompt's answer, by seq (none in a store without the table).
+  Result<std::vector<StreamSegmentRecord>> streamSegments(int64_t promptId);
 
   /// Inserts the candidate of a prompt, or returns the existing one's id.
   Result<int64_t> addCandidate(const CandidateRecord &candidate);

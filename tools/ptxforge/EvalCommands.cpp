@@ -236,6 +236,9 @@ int runEvalCommand(const EvalCli &cli) {
   std::shared_ptr<serve::RemoteGate> remote = checking->remote;
   Result<eval::EvalOptions> options = evalOptionsFrom(cli, *executor);
   if (!options) return fail(format, options.error());
+  Result<solve::GuidedStreamOptions> guidedStream = guidedStreamOptions(cli.model, modelSpec);
+  if (!guidedStream) return fail(format, guidedStream.error(), kExitUsage);
+  options->guidedStream = *guidedStream;
   Result<std::optional<eval::TokenPrice>> price = parsePrice(cli.price);
   if (!price) return fail(format, price.error());
 

@@ -54,6 +54,36 @@ void addModelFlags(CLI::App *command, ModelFlags &flags) {
                       "With --guided: gbnf, lark or ebnf (default: gbnf for llamacpp, ebnf for the others)")
       ->check(CLI::IsMember({"gbnf", "lark", "ebnf"}))
       ->envname("PTXFORGE_GUIDED_FORMAT");
+  command->add_flag("--guided-stream", flags.guidedStream,
+                    "Check the PTX at each statement as it streams; at the first error no continuation can fix, "
+                    "stop and continue from the last valid statement with the diagnostic (docs/guided.md)")
+      ->envname("PTXFORGE_GUIDED_STREAM");
+  command->add_option("--max-backtracks", flags.maxBacktracks, "With --guided-stream: cuts per answer")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str()
+      ->envname("PTXFORGE_MAX_BACKTRACKS");
+  command->add_option("--stream-continue", flags.streamContinue,
+                      "With --guided-stream: prefill (a final assistant message: anthropic, vLLM, SGLang, llama.cpp) "
+                      "or completions (the chat as text with the kept answer appended, sent to /completions)")
+      ->check(CLI::IsMember({"prefill", "completions"}))
+      ->capture_default_str()
+      ->envname("PTXFORGE_STREAM_CONTINUE");
+}
+
+Result<solve::GuidedStreamOptions> guidedStreamOptions(const ModelFlags &flags, std::string_view spec) {
+  solve::GuidedStreamOptions options;
+  options.enabled = flags.guidedStream;
+  options.maxBacktracks = flags.maxBacktracks;
+  if (std::optional<solve::ContinueMode> mode = solve::parseContinueMode(flags.streamContinue)) options.continueMode = *mode;
+  if (!options.enabled) return options;
+  if (flags.guided)
+    return makeError(ErrorKind::InvalidInput,
+                     "--guided-stream and --guided do not go together: the grammar constrains a whole answer, and a "
+                     "continuation starts in the middle of one (docs/guided.md)");
+  if (spec.starts_with("batch:"))
+    return makeError(ErrorKind::InvalidInput, "--guided-stream needs answers as they are written; the batch backend "
+                                              "answers later");
+  return options;
 }
 
 Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::string &spec) {

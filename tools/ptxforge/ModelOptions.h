@@ -4,6 +4,7 @@
 
 #include "llm/BackendSpec.h"
 #include "prompt/PromptBuilder.h"
+#include "solve/GuidedStream.h"
 #include "store/Store.h"
 
 #include <CLI/CLI.hpp>
@@ -30,9 +31,17 @@ struct ModelFlags {
   /// --guided: send the PTX grammar (docs/guided.md) in --server-flavour's field.
   bool guided = false;
   std::optional<std::string> serverFlavour, guidedFormat;
+  /// --guided-stream, --max-backtracks, --stream-continue (docs/guided.md).
+  bool guidedStream = false;
+  int maxBacktracks = solve::GuidedStreamOptions{}.maxBacktracks;
+  std::string streamContinue = solve::continueModeName(solve::GuidedStreamOptions{}.continueMode);
 };
 
 void addModelFlags(CLI::App *command, ModelFlags &flags);
+
+/// The streaming checks the flags ask for; InvalidInput for combinations that
+/// cannot work (with --guided, or a batch: backend).
+Result<solve::GuidedStreamOptions> guidedStreamOptions(const ModelFlags &flags, std::string_view spec);
 
 /// Opens the backend `spec` names (empty: $PTXFORGE_MODEL) with the flags.
 /// The error says what to give when there is no model at all.

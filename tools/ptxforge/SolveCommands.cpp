@@ -233,6 +233,9 @@ int runSolve(const SolveCli &cli) {
   if (!options) return fail(format, options.error());
 
   InterruptStop interrupt;
+  Result<solve::GuidedStreamOptions> guidedStream = guidedStreamOptions(cli.model, modelSpec);
+  if (!guidedStream) return fail(format, guidedStream.error(), kExitUsage);
+  options->guidedStream = *guidedStream;
   solve::SolveContext context{**task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}, {}};
   if (remote)
     context.check = [remote, task = *task](const verify::Candidate &candidate, const verify::CheckOptions &options) {
