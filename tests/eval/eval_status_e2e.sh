@@ -51,6 +51,27 @@ run "$ptxforge" eval --resume 2 --executor emu -q --store e.db --format json > r
 [ "$(field resumed.json 'd["metrics"]["overall"]["samples"]')" = 4 ] || fail "resume: samples"
 echo "ok: Ctrl-C and resume"
 
+# 2b. kill -9 while the model thinks: the resume asks only what was never answered (the
+# request in flight at most), never a sample whose answer is stored.
+printf '#!/bin/sh\necho call >> "%s/calls.log"\nexec python3 "%s/../solve/scripted_model.py"\n' "$work" "$here" > counting_model.sh
+chmod +x counting_model.sh
+: > calls.log
+SCRIPTED_MODEL_DELAY=1 "$ptxforge" eval --model "exec:$work/counting_model.sh" -n 6 -j 1 "${common[@]}" \
+  --format json > killed.json &
+pid=$!
+sleep 3.5
+kill -KILL "$pid"
+set +e; wait "$pid"; set -e
+before=$(wc -l < calls.log)
+[ "$before" -ge 2 ] || fail "kill -9: only $before model calls before the kill"
+run "$ptxforge" eval --resume 3 --executor emu -q --store e.db --format json > killed_resumed.json
+[ "$rc" = 0 ] || fail "resume after kill -9: exit $rc"
+[ "$(field killed_resumed.json 'd["metrics"]["overall"]["samples"]')" = 6 ] || fail "resume after kill -9: samples"
+total=$(wc -l < calls.log)
+# 6 samples, one request each: at most the one in flight is asked twice.
+[ "$total" -le 7 ] || fail "kill -9 and resume: $total model calls for 6 requests ($before before the kill)"
+echo "ok: kill -9 and resume ($before calls before the kill, $total in all)"
+
 # 3. Recorded with 2 samples, replayed with 3: the third request misses.
 "$ptxforge" eval --model "$model" -n 2 "${common[@]}" --record rec.jsonl --format json > recorded.json
 run "$ptxforge" eval --model replay:rec.jsonl -n 3 "${common[@]}" --format json > replayed.json
@@ -58,15 +79,15 @@ run "$ptxforge" eval --model replay:rec.jsonl -n 3 "${common[@]}" --format json 
 [ "$(field replayed.json 'd["status"]')" = incomplete ] || fail "replay miss: status"
 [ "$(field replayed.json 'd["metrics"]["overall"]["samples"]')" = 2 ] || fail "replay miss: samples scored"
 [ "$(field replayed.json 'd["metrics"]["overall"]["no_completion"]')" = 1 ] || fail "replay miss: no_completion"
-"$ptxforge" eval show 4 --store e.db | grep -q "1 of 3 samples had no completion (error 1)" || fail "show: no note"
+"$ptxforge" eval show 5 --store e.db | grep -q "1 of 3 samples had no completion (error 1)" || fail "show: no note"
 echo "ok: replay miss"
 
-# 4. Evals 2 (resumed) and 3 are complete; 1 (infra-error) and 4 (incomplete) are not.
+# 4. Evals 2 and 3 (resumed) and 4 are complete; 1 (infra-error) and 5 (incomplete) are not.
 "$ptxforge" eval leaderboard --suite vector_add --store e.db > board.md
 grep -q "| 1 | #" board.md || fail "leaderboard: nothing ranked"
 grep -q "infra-error\|incomplete" board.md && fail "leaderboard lists evals that are not complete"
 grep -q "2 evals that are not complete left out" board.md || { cat board.md; fail "leaderboard: no note"; }
 "$ptxforge" eval leaderboard --suite vector_add --store e.db --all > all.md
 grep -q "| – | #1 | openai:test-model | infra-error |" all.md || { cat all.md; fail "--all: no infra-error row"; }
-grep -q "| – | #4 | replay:rec.jsonl | incomplete |" all.md || { cat all.md; fail "--all: no incomplete row"; }
+grep -q "| – | #5 | replay:rec.jsonl | incomplete |" all.md || { cat all.md; fail "--all: no incomplete row"; }
 echo "ok: leaderboard"
