@@ -261,6 +261,20 @@ void attemptsSection(std::string &out, const ReportModel &model) {
   out += "</tbody>\n</table>\n</section>\n";
 }
 
+/// Only for runs with --guided-stream.
+void streamCutsSection(std::string &out, const ReportModel &model) {
+  if (model.streamNote.empty()) return;
+  out += "<section>\n<h2>Streaming cuts</h2>\n" + htmlElement("p", model.streamNote + ".", "note") + "\n";
+  if (!model.streamCuts.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const detail::StreamCutLine &c : model.streamCuts)
+      rows.push_back({c.round, c.slot, c.kind, c.request, c.line, c.code, c.statement, c.message, c.tokens});
+    table(out, {"round", "slot", "kind", "request", "line", "code", "statement", "message", "tokens before the cut"},
+          {true, true, false, true, true, false, false, false, true}, rows);
+  }
+  out += "</section>\n";
+}
+
 void bestSection(std::string &out, const ReportModel &model) {
   out += "<section>\n";
   if (!model.best) {
@@ -321,6 +335,7 @@ std::string htmlReport(const store::RunData &data) {
     funnelSection(body, model);
     diagnosticsSection(body, model);
     attemptsSection(body, model);
+    streamCutsSection(body, model);
     bestSection(body, model);
     return page(model.title, body);
   } catch (const std::exception &error) {

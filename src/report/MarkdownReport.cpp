@@ -104,6 +104,20 @@ void attemptsSection(std::string &out, const ReportModel &model) {
         rows);
 }
 
+/// Only for runs with --guided-stream.
+void streamCutsSection(std::string &out, const ReportModel &model) {
+  if (model.streamNote.empty()) return;
+  out += "## Streaming cuts\n\n" + markdownText(model.streamNote) + ".\n\n";
+  if (model.streamCuts.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const detail::StreamCutLine &c : model.streamCuts)
+    rows.push_back({c.round, c.slot, c.kind, c.request, c.line, c.code, c.statement, c.message, c.tokens});
+  table(out, {"round", "slot", "kind", "request", "line", "code", "statement", "message", "tokens before the cut"},
+        {Align::Right, Align::Right, Align::Left, Align::Right, Align::Right, Align::Left, Align::Left, Align::Left,
+         Align::Right},
+        rows);
+}
+
 void bestSection(std::string &out, const ReportModel &model) {
   if (!model.best) {
     out += "## Best kernel\n\n" + markdownText(model.noBestNote) + ".\n";
@@ -157,6 +171,7 @@ std::string markdownReport(const store::RunData &data) {
     funnelSection(out, model);
     diagnosticsSection(out, model);
     attemptsSection(out, model);
+    streamCutsSection(out, model);
     bestSection(out, model);
     return out;
   } catch (const std::exception &error) {

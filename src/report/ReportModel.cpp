@@ -279,6 +279,32 @@ void addAttempts(ReportModel &model, const std::vector<Attempt> &decoded) {
   }
 }
 
+/// The cuts of --guided-stream answers, in attempt order.
+void addStreamCuts(ReportModel &model, const store::RunData &data) {
+  int answers = 0, requests = 0;
+  for (const store::AttemptRow &attempt : data.attempts) {
+    if (attempt.segments.empty()) continue;
+    ++answers;
+    for (const store::StreamSegmentRecord &segment : attempt.segments) {
+      ++requests;
+      if (!segment.cutAt) continue;
+      const nlohmann::json *diagnostic = &segment.diagnostic;
+      auto text = [&](const char *key) { return read::stringOf(member(diagnostic, key)).value_or(""); };
+      std::optional<int64_t> line = integerOf(member(diagnostic, "line"));
+      std::optional<int64_t> tokens = integerOf(member(member(segment.meta, "usage"), "completion_tokens"));
+      model.streamCuts.push_back({std::to_string(attempt.prompt.round), std::to_string(attempt.prompt.slot),
+                                  orNa(attempt.prompt.kind), std::to_string(segment.seq + 1),
+                                  line ? std::to_string(*line) : kNa, orNa(text("code")),
+                                  orNa(oneLine(text("statement"), kSummaryLimit)),
+                                  orNa(oneLine(text("message"), kSummaryLimit)), tokens ? std::to_string(*tokens) : kNa});
+    }
+  }
+  if (answers > 0)
+    model.streamNote = fmt::format("{} answer{} checked while streaming (--guided-stream): {} cut{} in {} request{}",
+                                   answers, answers == 1 ? "" : "s", model.streamCuts.size(),
+                                   model.streamCuts.size() == 1 ? "" : "s", requests, requests == 1 ? "" : "s");
+}
+
 /// The best attempt: the one summary["best"] names, else the fastest correct
 /// one (a timed one before an untimed one; the earliest on a tie, so an
 /// original wins over its duplicates).
@@ -470,6 +496,7 @@ ReportModel buildModel(const store::RunData &data) {
   addDiagnostics(model, attempts);
   addAttempts(model, attempts);
   addBest(model, data, attempts);
+  addStreamCuts(model, data);
   return model;
 }
 

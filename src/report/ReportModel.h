@@ -47,6 +47,11 @@ struct AttemptLine {
   std::string stage; ///< funnelStage, for styling
 };
 
+/// One cut of an answer written with --guided-stream (docs/guided.md).
+struct StreamCutLine {
+  std::string round, slot, kind, request, line, code, statement, message, tokens;
+};
+
 /// A label and its value, both plain text.
 struct Field {
   std::string label, value;
@@ -78,6 +83,8 @@ struct ReportModel {
   std::vector<DiagnosticRow> diagnostics; ///< most frequent first, at most kTopDiagnostics
   std::vector<AttemptLine> attempts;
   std::optional<BestKernel> best;
+  std::vector<StreamCutLine> streamCuts; ///< empty for runs without --guided-stream
+  std::string streamNote;                ///< "3 answers checked while streaming: 2 cuts in 5 requests"
   bool anyTiming = false;  ///< some round has a best speedup
   bool anyUntimed = false; ///< some correct candidate has no timing (CPU emulator)
   /// Why the speedup chart is empty; "" when it has points.
