@@ -56,6 +56,7 @@ nlohmann::json optionsToJson(const EvalOptions &options) {
           {"ks", options.ks},
           {"rounds", options.rounds},
           {"strategies", strategies},
+          {"prompt_parts", prompt::promptParts(options.strategies)}, // what the first attempt's prompt carried
           {"temperature", options.temperature},
           {"top_p", options.topP ? nlohmann::json(*options.topP) : nlohmann::json(nullptr)},
           {"max_tokens", options.maxTokens ? nlohmann::json(*options.maxTokens) : nlohmann::json(nullptr)},

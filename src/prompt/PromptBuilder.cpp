@@ -234,6 +234,7 @@ bool sameDiagnostic(const ptx::Diagnostic &a, const ptx::Diagnostic &b) {
 const char *strategyName(Strategy strategy) {
   switch (strategy) {
   case Strategy::ZeroShot: return "zero-shot";
+  case Strategy::Hints: return "hints";
   case Strategy::Spec: return "spec";
   case Strategy::FewShot: return "few-shot";
   case Strategy::Skeleton: return "skeleton";
@@ -245,7 +246,8 @@ const char *strategyName(Strategy strategy) {
 
 std::optional<Strategy> parseStrategy(std::string_view name) {
   for (Strategy strategy :
-       {Strategy::ZeroShot, Strategy::Spec, Strategy::FewShot, Strategy::Skeleton, Strategy::Repair, Strategy::Optimize})
+       {Strategy::ZeroShot, Strategy::Hints, Strategy::Spec, Strategy::FewShot, Strategy::Skeleton, Strategy::Repair,
+        Strategy::Optimize})
     if (name == strategyName(strategy)) return strategy;
   return std::nullopt;
 }
@@ -263,12 +265,41 @@ Result<std::vector<Strategy>> parseStrategies(std::string_view commaSeparated) {
       std::optional<Strategy> strategy = parseStrategy(word);
       if (!strategy)
         return makeError(ErrorKind::InvalidInput, "unknown prompt strategy '" + std::string(word) +
-                                                      "' (valid: zero-shot, spec, few-shot, skeleton, repair, optimize)");
+                                                      "' (valid: zero-shot, hints, spec, few-shot, skeleton, repair, "
+                                                      "optimize)");
       if (std::find(out.begin(), out.end(), *strategy) == out.end()) out.push_back(*strategy);
     }
     start = end + 1;
   }
   return out;
+}
+
+std::vector<std::string> promptParts(const std::vector<Strategy> &strategies, bool taskHasHints, bool hasReferencePtx) {
+  auto wants = [&](Strategy s) { return std::find(strategies.begin(), strategies.end(), s) != strategies.end(); };
+  std::vector<std::string> parts = {"description"};
+  // Few-shot shows the reference's code, so the recipe in words rides along
+  // with it; spec and skeleton stay without it (docs/prompts.md).
+  if (taskHasHints && (wants(Strategy::Hints) || wants(Strategy::FewShot))) parts.emplace_back("hints");
+  if (wants(Strategy::Spec)) {
+    parts.emplace_back("ptx-rules");
+    parts.emplace_back(hasReferencePtx ? "reference-instructions" : "base-instructions");
+  }
+  if (wants(Strategy::FewShot)) {
+    parts.emplace_back("reference-source");
+    parts.emplace_back("reference-ptx");
+  }
+  if (wants(Strategy::Skeleton)) parts.emplace_back("own-skeleton");
+  if (wants(Strategy::Repair) || wants(Strategy::Optimize)) parts.emplace_back("previous-attempt");
+  if (wants(Strategy::Repair)) parts.emplace_back("gate-feedback");
+  if (wants(Strategy::Optimize)) parts.emplace_back("timings");
+  return parts;
+}
+
+std::vector<std::string> promptParts(const PromptInput &input, const std::vector<Strategy> &strategies) {
+  std::vector<std::string> parts = promptParts(strategies, !input.task.hints.empty(), !input.referencePtx.empty());
+  // The skeleton's first request asks for the skeleton: there is none of the model's yet.
+  if (!input.skeleton) std::erase(parts, "own-skeleton");
+  return parts;
 }
 
 std::string ptxSignature(const tasks::TaskSpec &task) {
@@ -491,6 +522,8 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
                        {"default_launch", launchText(task)},
                        {"tolerance", toleranceText(task)},
                        {"tendency", input.tendency.empty() ? "" : "Aim for: " + input.tendency + "."}}});
+  if ((wants(Strategy::Hints) || wants(Strategy::FewShot)) && !task.hints.empty())
+    sections.push_back({"hints", {{"hints", task.hints}}});
   if (wants(Strategy::Spec)) {
     std::vector<CheatSheetEntry> entries = cheatSheet(input.referencePtx);
     sections.push_back({"spec",

@@ -20,14 +20,20 @@ namespace ptxforge::prompt {
 /// What a prompt contains. Combinable; zero-shot (the task itself) is always
 /// part of the prompt, the others add sections in this enum's order.
 ///
+/// Zero-shot carries the task's contract (its description, signature, sizes,
+/// tolerance and default launch), never how the reference computes it. Hints
+/// adds the task's `hints` (the reference's recipe); few-shot adds them too,
+/// beside the reference's source and PTX. Spec and skeleton add no hints
+/// (docs/prompts.md, "What each prompt carries").
+///
 /// Skeleton is two requests: first the model writes only the kernel's
 /// skeleton (entry, parameters, register and shared declarations, the
 /// control-flow labels with `bra`s, no arithmetic), which is linted; then it
 /// fills in the body of its own skeleton, shown with the lint's findings. It
 /// applies to a first attempt, not to repair or optimize.
-enum class Strategy { ZeroShot, Spec, FewShot, Skeleton, Repair, Optimize };
+enum class Strategy { ZeroShot, Hints, Spec, FewShot, Skeleton, Repair, Optimize };
 
-/// "zero-shot", "spec", "few-shot", "skeleton", "repair", "optimize".
+/// "zero-shot", "hints", "spec", "few-shot", "skeleton", "repair", "optimize".
 const char *strategyName(Strategy strategy);
 std::optional<Strategy> parseStrategy(std::string_view name);
 /// "zero-shot,spec" → {ZeroShot, Spec}; InvalidInput names an unknown word and lists the valid ones.
@@ -68,6 +74,24 @@ struct PromptInput {
   /// PTX ISA version to ask for ("8.0"); empty: the reference's `.version`, else the arch's minimum.
   std::string ptxVersion;
 };
+
+/// What a prompt built from `strategies` tells the model about the task, in
+/// section order (docs/prompts.md, "What each prompt carries"):
+///   "description"             always: the task's description and its contract
+///                             (signature, parameters, shapes, tolerance, default launch)
+///   "hints"                   hints or few-shot, when the task has hints
+///   "ptx-rules"               spec: the PTX rules models break most
+///   "reference-instructions"  spec with the reference's PTX: the instructions nvcc used
+///   "base-instructions"       spec without it: a list of commonly needed instructions
+///   "reference-source", "reference-ptx"   few-shot
+///   "own-skeleton"            skeleton: the model's own skeleton and its lint findings
+///   "previous-attempt", "gate-feedback"   repair
+///   "previous-attempt", "timings"         optimize
+/// Solve and eval record the first attempt's parts (their `prompt_parts` parameter).
+std::vector<std::string> promptParts(const std::vector<Strategy> &strategies, bool taskHasHints = true,
+                                     bool hasReferencePtx = true);
+/// The parts of the prompt buildPrompt(input, strategies, ...) makes.
+std::vector<std::string> promptParts(const PromptInput &input, const std::vector<Strategy> &strategies);
 
 /// The task's kernel as a PTX `.entry` header: one `.param` per task
 /// parameter in order (pointers `.u64`), each with a comment naming it.

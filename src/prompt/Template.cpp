@@ -64,7 +64,7 @@ const Template *TemplateSet::find(std::string_view name) const {
 }
 
 const std::vector<std::string> &templateNames() {
-  static const std::vector<std::string> names = {"system",   "zero-shot", "spec",     "few-shot",
+  static const std::vector<std::string> names = {"system",   "zero-shot",     "hints",  "spec",     "few-shot",
                                                 "skeleton", "skeleton-fill", "repair", "optimize", "output"};
   return names;
 }
@@ -82,7 +82,8 @@ Result<TemplateSet> loadTemplates(const std::filesystem::path &folder) {
     if (!in)
       return makeError(ErrorKind::Io, "prompt template " + (folder / (name + ".md")).string() +
                                           " is missing or unreadable (every template of " + folder.string() +
-                                          " is needed: system, zero-shot, spec, few-shot, repair, optimize, output)");
+                                          " is needed: system, zero-shot, hints, spec, few-shot, skeleton, skeleton-fill, "
+                                          "repair, optimize, output)");
     std::ostringstream text;
     text << in.rdbuf();
     set.templates[name] = Template{name, path.string(), text.str()};

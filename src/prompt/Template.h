@@ -40,7 +40,7 @@ struct TemplateSet {
   const Template *find(std::string_view name) const;
 };
 
-/// The names loadTemplates reads: "system", "zero-shot", "spec", "few-shot",
+/// The names loadTemplates reads: "system", "zero-shot", "hints", "spec", "few-shot",
 /// "skeleton", "skeleton-fill", "repair", "optimize", "output" — each from
 /// NAME.md (or NAME.txt).
 const std::vector<std::string> &templateNames();

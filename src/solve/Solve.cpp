@@ -48,6 +48,7 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
       {"rounds", options.rounds},
       {"candidates", options.candidates},
       {"strategies", strategies},
+      {"prompt_parts", prompt::promptParts(options.strategies)}, // what the first attempt's prompt carried
       {"tendencies", options.tendencies.empty() ? defaultTendencies() : options.tendencies},
       {"temperatures", options.temperatures.empty() ? defaultTemperatures() : options.temperatures},
       {"top_p", options.topP ? nlohmann::json(*options.topP) : nlohmann::json(nullptr)},

@@ -53,6 +53,9 @@ def check(cond, what):
 
 m = one["metrics"]
 check(one["status"] == "complete", "eval 1 status")
+# What the first attempt's prompt carried (docs/prompts.md): few-shot adds the recipe.
+check(one["parameters"]["prompt_parts"] == ["description", "hints", "reference-source", "reference-ptx"],
+      "prompt_parts " + str(one["parameters"].get("prompt_parts")))
 check(m["ks"] == [1, 2] and m["timed"] is False and m["rounds"] == 1, "ks / timed / rounds")
 check([t["task"] for t in m["tasks"]] == ["relu", "vector_add"], "suite order")
 for t in m["tasks"]:

@@ -72,6 +72,9 @@ TEST(Prompt, ParseStrategies) {
   auto list = parseStrategies("zero-shot, spec,few-shot");
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->size(), 3u);
+  auto hinted = parseStrategies("zero-shot,hints");
+  ASSERT_TRUE(hinted.ok());
+  EXPECT_EQ(*hinted, (std::vector<Strategy>{Strategy::ZeroShot, Strategy::Hints}));
   auto bad = parseStrategies("zero-shot,fewshot");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("'fewshot'"), std::string::npos);
@@ -102,6 +105,61 @@ TEST(Prompt, ZeroShotSgemmHasEveryParameterAndSymbol) {
   for (const char *needle : {"sgemm_param_0,  // A: f32* input", "sgemm_param_2,  // C: f32* output",
                              "sgemm_param_5   // K: i32 scalar", "Size symbols: M, N, K", "Aim for: low register pressure."})
     EXPECT_CONTAINS(user, needle);
+}
+
+// Zero-shot states what to compute, never how the reference computes it:
+// sgemm's recipe (tiles, BK, register tiles, prefetch) reaches the model only
+// through the hints and few-shot strategies (docs/prompts.md).
+TEST(Prompt, OnlyHintsAndFewShotCarryTheReferencesRecipe) {
+  tasks::TaskSpec task = loadBuiltin("L3/sgemm");
+  ASSERT_FALSE(task.hints.empty());
+  const std::string recipe = task.hints;
+  auto carries = [&](const std::vector<Strategy> &strategies, const std::string &referencePtx = kSaxpyPtx) {
+    PromptInput input{task, "sm_90", referencePtx};
+    return userText(buildPrompt(input, strategies, templates())).find(recipe) != std::string::npos;
+  };
+  EXPECT_FALSE(carries({Strategy::ZeroShot}));
+  EXPECT_FALSE(carries({Strategy::ZeroShot, Strategy::Spec}));
+  EXPECT_FALSE(carries({Strategy::ZeroShot, Strategy::Skeleton}));
+  EXPECT_TRUE(carries({Strategy::ZeroShot, Strategy::Hints}));
+  EXPECT_TRUE(carries({Strategy::ZeroShot, Strategy::FewShot}));
+  std::string zeroShot = userText(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::ZeroShot}, templates()));
+  EXPECT_CONTAINS(zeroShot, task.description);
+  for (const char *detail : {"BK", "register tile", "prefetch", "float4", "quadrant"})
+    EXPECT_EQ(zeroShot.find(detail), std::string::npos) << detail << " in the zero-shot prompt";
+
+  // A task without hints gets no empty section.
+  tasks::TaskSpec bare = task;
+  bare.hints.clear();
+  std::string without = userText(buildPrompt(PromptInput{bare, "sm_90"}, {Strategy::ZeroShot, Strategy::Hints}, templates()));
+  EXPECT_EQ(without, zeroShot);
+}
+
+TEST(Prompt, PartsSayWhatThePromptCarried) {
+  using Parts = std::vector<std::string>;
+  EXPECT_EQ(promptParts({Strategy::ZeroShot}), (Parts{"description"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Hints}), (Parts{"description", "hints"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Spec}),
+            (Parts{"description", "ptx-rules", "reference-instructions"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Spec}, true, false),
+            (Parts{"description", "ptx-rules", "base-instructions"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Spec, Strategy::FewShot}),
+            (Parts{"description", "hints", "ptx-rules", "reference-instructions", "reference-source", "reference-ptx"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::FewShot}, false),
+            (Parts{"description", "reference-source", "reference-ptx"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Skeleton}), (Parts{"description", "own-skeleton"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Repair}), (Parts{"description", "previous-attempt", "gate-feedback"}));
+  EXPECT_EQ(promptParts({Strategy::ZeroShot, Strategy::Optimize}), (Parts{"description", "previous-attempt", "timings"}));
+
+  // From an input: what this task and this request have.
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  PromptInput input{task, "sm_90"};
+  EXPECT_EQ(promptParts(input, {Strategy::ZeroShot, Strategy::Skeleton, Strategy::Spec}),
+            (Parts{"description", "ptx-rules", "base-instructions"})); // the skeleton request: none written yet
+  input.skeleton = SkeletonDraft{".version 8.0", "The lint found no problems in it.\n"};
+  EXPECT_EQ(promptParts(input, {Strategy::ZeroShot, Strategy::Skeleton}), (Parts{"description", "own-skeleton"}));
+  task.hints.clear();
+  EXPECT_EQ(promptParts(PromptInput{task, "sm_90"}, {Strategy::ZeroShot, Strategy::Hints}), (Parts{"description"}));
 }
 
 TEST(Prompt, SpecListsTheReferenceOpcodes) {

@@ -81,6 +81,7 @@ print(sum(1 for a in json.load(sys.stdin)["attempts"] if a.get("candidate", {}).
   [ "$(wc -l < rec.jsonl)" -eq 15 ] || fail "expected 15 recorded completions"
   grep -q "\.entry $task" out/best.ptx || fail "best.ptx lacks the entry"
   grep -q "Stage funnel" out/report.md || fail "report.md lacks the funnel"
+  grep -q "prompt_parts.*description.*hints.*reference-source" out/report.md || fail "report.md lacks the prompt parts"
   grep -q "<svg" out/report.html || fail "report.html lacks the chart"
   if grep -qi "<script" out/report.html; then fail "report.html has a script"; fi
   grep -q '"status": "done"' out/summary.json || fail "summary.json"

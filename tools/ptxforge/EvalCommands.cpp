@@ -457,7 +457,7 @@ void registerEvalCommands(CLI::App &app, int &exitCode) {
   evalCommand->add_option("--rounds", cli.rounds, "1: samples only; r: r-1 repair/optimize turns per sample")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  evalCommand->add_option("--strategy", cli.strategies, "Prompt strategies: zero-shot, spec, few-shot, skeleton")
+  evalCommand->add_option("--strategy", cli.strategies, "Prompt strategies: zero-shot, hints, spec, few-shot, skeleton")
       ->capture_default_str();
   evalCommand->add_option("--temperature", cli.temperature, "Every sample's temperature")->check(CLI::Range(0.0, 2.0))->capture_default_str();
   evalCommand->add_option("--top-p", cli.topP, "Nucleus sampling parameter")->check(CLI::Range(0.0, 1.0));

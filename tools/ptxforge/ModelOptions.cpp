@@ -146,7 +146,7 @@ Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &
   for (prompt::Strategy s : strategies)
     if (s == prompt::Strategy::Repair || s == prompt::Strategy::Optimize)
       return makeError(ErrorKind::InvalidInput, "--strategy: repair and optimize are the later rounds' (--rounds); "
-                                                "give the first attempt's strategies (zero-shot, spec, few-shot, "
+                                                "give the first attempt's strategies (zero-shot, hints, spec, few-shot, "
                                                 "skeleton)");
   if (std::find(strategies.begin(), strategies.end(), prompt::Strategy::ZeroShot) == strategies.end())
     strategies.insert(strategies.begin(), prompt::Strategy::ZeroShot);

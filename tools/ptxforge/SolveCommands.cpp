@@ -325,7 +325,7 @@ void registerSolveCommands(CLI::App &app, int &exitCode) {
       ->capture_default_str();
   solveCommand->add_option("--candidates,-n", cli.candidates, "Candidates per round")->check(CLI::Range(1, 1000))->capture_default_str();
   solveCommand->add_option("--strategy", cli.strategies,
-                           "First-attempt prompt strategies, comma-separated: zero-shot, spec, few-shot, skeleton")
+                           "First-attempt prompt strategies, comma-separated: zero-shot, hints, spec, few-shot, skeleton")
       ->capture_default_str();
   solveCommand->add_option("--tendency", cli.tendencies, "A stated tendency; slots cycle through them (repeatable)");
   solveCommand->add_option("--temperatures", cli.temperatures, "Comma-separated temperatures slots cycle through "
