@@ -267,6 +267,8 @@ Gate::Gate(const Options &options) : options_(options) {
   emulated_ = executor_ && executor_->moduleFormat() == exec::ModuleFormat::Ptx;
 }
 
+  if (executor_ && !emulated_ && options.deviceShare)
+    executor_ = exec::shareDevice(std::move(executor_), options.deviceShare);
 Gate::~Gate() = default;
 
 std::string Gate::device() const {

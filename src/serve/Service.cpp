@@ -102,6 +102,9 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions &options) 
     return makeError(ErrorKind::InvalidInput, "bad-option",
                      fmt::format("executor '{}': expected gpu, emu or auto", options.executor));
   if (options.queueCapacity == 0) return makeError(ErrorKind::InvalidInput, "bad-option", "the queue needs room for one check");
+  if (options.workersPerGpu < 1 || options.workersPerGpu > 64)
+    return makeError(ErrorKind::InvalidInput, "bad-option",
+                     fmt::format("{} workers per GPU: expected 1 to 64", options.workersPerGpu));
   Result<tasks::Suite> suite = loadSuite(options.tasksDirs);
   if (!suite) return suite.error();
   std::unique_ptr<Service> service(new Service(options, std::move(*suite)));
@@ -125,6 +128,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions &options) 
       for (int i = 0; i < 16; ++i) ordinals.push_back(i);
     for (int ordinal : ordinals) {
       Gate::Options gateOptions{.executor = "gpu", .deviceOrdinal = ordinal, .sanitizer = options.sanitizer};
+      if (options.workersPerGpu > 1) gateOptions.deviceShare = std::make_shared<exec::DeviceShare>();
       auto engine = std::make_unique<Engine>(service->suite_, gateOptions);
       if (!engine->gate().hasExecutor()) {
         if (probe) break; // past the last GPU
@@ -132,6 +136,8 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions &options) 
                          fmt::format("GPU {}: {}", ordinal, engine->gate().device()));
       }
       addWorker(gateOptions, std::move(engine));
+      for (int more = 1; more < options.workersPerGpu; ++more)
+        addWorker(gateOptions, std::make_unique<Engine>(service->suite_, gateOptions));
     }
     if (service->workers_.empty() && options.executor == "gpu")
       return makeError(ErrorKind::ToolMissing, "no-gpu", "--executor gpu: no GPU could be opened");

@@ -2,8 +2,10 @@
 // Engine (a Gate whose executors stay warm: a GPU, or the emulator) and take
 // checks from one bounded queue; a full queue refuses work at once (the HTTP
 // layer answers 429 with Retry-After) instead of letting latency grow without
-// bound. Each GPU has exactly one worker, so a timing never shares its GPU
-// with other work; emulator workers are as many as asked (CPU cores).
+// bound. Each GPU has one worker by default; with workersPerGpu > 1 its
+// workers share it through an exec::DeviceShare, so that their host work
+// (inputs, comparisons) overlaps while a timing still never shares the GPU
+// with anything. Emulator workers are as many as asked (CPU cores).
 //
 // A check that crashes or hangs costs its executor's worker process (the Gate
 // starts a new one), never this process; an exception out of a check answers
@@ -32,6 +34,7 @@ struct ServiceOptions {
   std::string executor = "auto";  ///< "gpu", "emu" or "auto"
   std::vector<int> devices;       ///< GPU ordinals; empty: every GPU found
   int emulatorWorkers = 0;        ///< emulator workers; 0: the machine's cores
+  int workersPerGpu = 1;          ///< checks at once per GPU (timings still one at a time)
   size_t queueCapacity = 64;      ///< checks waiting (not running) before 429
   bool sanitizer = true;          ///< on GPUs: also the emulator's sanitizers
   std::vector<std::string> tasksDirs;

@@ -416,6 +416,19 @@ TEST(RemoteGateTest, AServiceChecksForThisProcessAndItsAnswerDecodesToTheSameRes
   EXPECT_FALSE(nowhere.health());
 }
 
+TEST(ServiceTest, WorkersPerGpuIsBounded) {
+  ServiceOptions options;
+  options.executor = "emu";
+  options.emulatorWorkers = 1;
+  for (int bad : {0, 65}) {
+    options.workersPerGpu = bad;
+    Result<std::unique_ptr<Service>> created = Service::create(options);
+    ASSERT_FALSE(created) << bad;
+    EXPECT_EQ(created.error().code, "bad-option");
+    EXPECT_NE(created.error().message.find("workers per GPU"), std::string::npos) << created.error().message;
+  }
+}
+
 TEST(ServiceTest, ShutdownAnswersQueuedJobsAndRefusesNewOnes) {
   ServiceOptions options;
   options.executor = "emu";

@@ -20,6 +20,7 @@ struct ServeCli {
   std::string executor = "auto";
   std::string devices; ///< "0,1"; empty: every GPU
   int workers = 0;
+  int workersPerGpu = 1;
   size_t queue = serve::ServiceOptions{}.queueCapacity;
   size_t maxBodyMb = serve::HttpOptions{}.maxBodyBytes >> 20;
   size_t maxBatch = serve::HttpOptions{}.maxBatch;
@@ -45,6 +46,7 @@ int runServe(const ServeCli &cli) {
   serve::ServiceOptions options;
   options.executor = cli.executor;
   options.emulatorWorkers = cli.workers;
+  options.workersPerGpu = cli.workersPerGpu;
   options.queueCapacity = cli.queue;
   options.sanitizer = !cli.noSanitizer;
   options.tasksDirs = cli.tasksDirs;
@@ -116,6 +118,10 @@ void registerServeCommand(CLI::App &app, int &exitCode) {
       ->capture_default_str();
   command->add_option("--devices", cli.devices, "GPU ordinals to use, e.g. 0,1 (default: every GPU; one worker each)");
   command->add_option("--workers", cli.workers, "Emulator workers (default: one per core)")->check(CLI::Range(1, 1024));
+  command
+      ->add_option("--workers-per-gpu", cli.workersPerGpu,
+                   "Checks at once on each GPU: their host work overlaps, timings stay one at a time (default 1)")
+      ->check(CLI::Range(1, 64));
   command->add_option("--queue", cli.queue, "Checks that may wait for a worker before requests get 429")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
