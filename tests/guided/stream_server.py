@@ -18,8 +18,8 @@ stream of 4-byte tokens (or as one JSON body).
   mask removes the likeliest token and the next is taken); when that is
   refused too, generation stops there.
 
-Every request appends one JSON line to --log: path, prompt_tokens (request
-bytes / 4), generated_tokens, cut (the client closed the stream), grammar,
+Every request appends one JSON line to --log: path, seed, prompt_tokens
+(request bytes / 4), generated_tokens, cut (the client closed the stream), grammar,
 replaced_lines, stopped_by_grammar.
 
 usage: stream_server.py --model SCRIPT --port-file FILE --log FILE
@@ -152,7 +152,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             request["prompt"] = body.get("prompt", "")
         prompt_bytes = len(body.get("prompt", "")) + sum(len(m.get("content", "")) for m in messages)
-        entry = {"path": self.path, "prompt_tokens": max(1, prompt_bytes // TOKEN_BYTES), "generated_tokens": 0,
+        entry = {"path": self.path, "seed": body.get("seed"), "prompt_tokens": max(1, prompt_bytes // TOKEN_BYTES), "generated_tokens": 0,
                  "cut": False, "grammar": False, "replaced_lines": 0, "stopped_by_grammar": False}
         grammar = grammar_of(body)
         try:
