@@ -8,6 +8,7 @@
 #include "llm/BackendSpec.h"
 #include "llm/OpenAiBackend.h"
 #include "solve/GuidedStream.h"
+#include "solve/Solve.h"
 #include "store/Store.h"
 
 #include "TestServer.h"
@@ -529,6 +530,24 @@ TEST(GuidedServer, TheAnthropicStreamIsStoppedAndContinuedByPrefill) {
   EXPECT_EQ(second["messages"].back()["role"], "assistant");
   std::string prefill = second["messages"].back()["content"];
   EXPECT_FALSE(std::isspace(static_cast<unsigned char>(prefill.back()))); // the API refuses trailing blanks
+}
+
+TEST(GuidedOptions, ARunRecordsItsStreamingChecksAndAResumeReadsThemBack) {
+  SolveOptions plain;
+  EXPECT_FALSE(optionsToJson(plain).contains("guided_stream")); // runs without them record as before
+  SolveOptions guided;
+  guided.guidedStream = {true, 5, ContinueMode::Completions};
+  nlohmann::json recorded = optionsToJson(guided);
+  EXPECT_EQ(recorded["guided_stream"], nlohmann::json({{"max_backtracks", 5}, {"continue", "completions"}}));
+  Result<SolveOptions> back = optionsFromJson(recorded);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_TRUE(back->guidedStream.enabled);
+  EXPECT_EQ(back->guidedStream.maxBacktracks, 5);
+  EXPECT_EQ(back->guidedStream.continueMode, ContinueMode::Completions);
+  recorded["guided_stream"]["continue"] = "telepathy";
+  EXPECT_FALSE(optionsFromJson(recorded));
+  EXPECT_EQ(parseContinueMode("prefill"), ContinueMode::Prefill);
+  EXPECT_FALSE(parseContinueMode("Prefill"));
 }
 
 // --- the store --------------------------------------------------------------
