@@ -265,10 +265,10 @@ nlohmann::json toJson(const AnswerCheck &check) {
 Gate::Gate(const Options &options) : options_(options) {
   executor_ = createExecutor(options.executor, unavailable_, options.deviceOrdinal);
   emulated_ = executor_ && executor_->moduleFormat() == exec::ModuleFormat::Ptx;
-}
-
   if (executor_ && !emulated_ && options.deviceShare)
     executor_ = exec::shareDevice(std::move(executor_), options.deviceShare);
+}
+
 Gate::~Gate() = default;
 
 std::string Gate::device() const {

@@ -104,10 +104,10 @@ public:
     std::string executor = "auto"; ///< "gpu", "emu" or "auto"
     int deviceOrdinal = 0;
     bool sanitizer = true; ///< on a GPU, run the emulator's sanitizers too (unless a request says no)
-  };
     /// Set when other Gates check on the same GPU: their executors share it so
     /// that nothing runs on it while one of them times (exec/SharedDevice.h).
     std::shared_ptr<exec::DeviceShare> deviceShare;
+  };
 
   /// Starts the executors. Never fails: with no executor (a "gpu" choice on a
   /// machine without one) every check ends `not-verified` and says why.
