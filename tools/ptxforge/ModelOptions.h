@@ -51,6 +51,11 @@ Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::st
 void addStoreFlag(CLI::App *command, std::string &path);
 /// `path`, or when empty $PTXFORGE_STORE, else ptxforge-runs/runs.db.
 std::string storePathOrDefault(const std::string &path);
+
+/// Where a run's or an eval's files go by default: beside the store, in
+/// `run-N` / `eval-N` for a store named runs.db, else `<stem>-run-N`, so that
+/// two stores in one folder never write over each other's files.
+std::filesystem::path defaultOutputDir(const std::string &storePath, std::string_view kind, int64_t id);
 /// Opens the store at storePathOrDefault(path) for writing, creating it and its folder.
 /// Only the commands that record something (solve, eval) use this.
 Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
@@ -61,10 +66,6 @@ Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &pat
 
 /// --strategy of solve and eval: the first attempt's strategies (zero-shot,
 
-/// Where a run's or an eval's files go by default: beside the store, in
-/// `run-N` / `eval-N` for a store named runs.db, else `<stem>-run-N`, so that
-/// two stores in one folder never write over each other's files.
-std::filesystem::path defaultOutputDir(const std::string &storePath, std::string_view kind, int64_t id);
 /// spec, few-shot, skeleton), zero-shot added when missing. Repair and
 /// optimize belong to the later rounds: InvalidInput says so.
 Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text);
