@@ -65,7 +65,6 @@ Result<std::unique_ptr<store::Store>> openStore(const std::string &path);
 Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &path);
 
 /// --strategy of solve and eval: the first attempt's strategies (zero-shot,
-
 /// spec, few-shot, skeleton), zero-shot added when missing. Repair and
 /// optimize belong to the later rounds: InvalidInput says so.
 Result<std::vector<prompt::Strategy>> firstAttemptStrategies(const std::string &text);
