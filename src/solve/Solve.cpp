@@ -108,7 +108,6 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.arch = json.at("arch").get<std::string>();
     options.noSass = json.value("no_sass", false); // runs recorded before --no-sass existed had SASS
     if (json.contains("slots")) options.slots = json.at("slots").get<std::vector<int>>();
-    const nlohmann::json &check = json.at("check");
     if (json.contains("guided_stream")) {
       const nlohmann::json &guided = json.at("guided_stream");
       options.guidedStream.enabled = true;
@@ -117,6 +116,7 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
       if (!mode) return makeError(ErrorKind::InvalidInput, "run parameters: unknown guided_stream.continue " + guided.at("continue").dump());
       options.guidedStream.continueMode = *mode;
     }
+    const nlohmann::json &check = json.at("check");
     options.check.shapeIndices = check.at("shapes").get<std::vector<size_t>>();
     options.check.seed.reset();
     if (!check.at("seed").is_null()) options.check.seed = check.at("seed").get<uint64_t>();
@@ -562,9 +562,9 @@ private:
     }
     stored.meta = llm::completionToJson(*completion);
     stored.meta.erase("text");
+    if (!guided.is_null()) stored.meta["guided_stream"] = guided;
     if (completion->pending()) {
       stored.status = "pending";
-    if (!guided.is_null()) stored.meta["guided_stream"] = guided;
       (void)ctx_.store.putCompletion(stored);
       std::lock_guard lock(mutex_);
       pendingSeen_ = true;
@@ -582,8 +582,6 @@ private:
     return answer;
   }
 
-  /// Adds an answer's usage to the run's and returns it (prompt, completion).
-  std::pair<int64_t, int64_t> countTokens(const nlohmann::json &meta) {
   /// Records one request of a --guided-stream answer, and says so when it was cut.
   void recordSegment(int64_t promptId, int round, int slot, const std::string &kind, const StreamSegment &segment) {
     store::StreamSegmentRecord record;
@@ -608,6 +606,8 @@ private:
              fmt::format("cut at line {} ({}): continuing", segment.cut->diagnostic.line, segment.cut->diagnostic.code));
   }
 
+  /// Adds an answer's usage to the run's and returns it (prompt, completion).
+  std::pair<int64_t, int64_t> countTokens(const nlohmann::json &meta) {
     if (!meta.is_object() || !meta.contains("usage") || !meta["usage"].is_object()) return {0, 0};
     // The backends sanitize usage (llm::sanitizeUsage); a store written
     // before they did may still hold a negative or absurd count, which must
