@@ -295,7 +295,9 @@ std::string plural(size_t count, std::string_view noun) {
 
 /// Which table of the report a figure belongs to.
 enum class Section {
-  Headline,    ///< first attempts: pass@k, fast_p, fast_p_low; speed and resources
+  Headline,    ///< first attempts: pass@k, fast_0
+  Speed,       ///< first attempts: fast_p and fast_p_low for p > 0, geomean speedup
+  Resources,   ///< register and instruction ratios of the correct samples' best attempts
   FastAtK,     ///< fast_p@k
   AfterRounds, ///< R > 1: correct@k, fast_p, fast_p_low over all rounds
 };
@@ -305,6 +307,7 @@ struct Figure {
   Kind kind;
   std::optional<double> value;
   Section section;
+  bool timed = false; ///< needs timings: n/a throughout an untimed eval, whose tables leave it out
 };
 
 /// The thresholds above 0: fast_p_low and fast_p@k are reported for these.
@@ -326,20 +329,22 @@ std::vector<Figure> groupFigures(const json *group, const std::vector<int> &ks, 
     for (int k : ks)
       figures.push_back({fmt::format("{}@{}", name, k), Kind::Rate, rateAtK(group, key, k), Section::Headline});
   for (const FastThreshold &fast : kFast)
-    figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p), Section::Headline});
+    figures.push_back({std::string(fast.label), Kind::Rate, fastP(group, fast.p),
+                       fast.p > 0 ? Section::Speed : Section::Headline, fast.p > 0});
   for (const FastThreshold &fast : kSpeedThresholds)
     figures.push_back({fmt::format("{}_low", fast.label), Kind::Rate, shareAt(member(group, "fast_p_low"), fast.p),
-                       Section::Headline});
+                       Section::Speed, true});
   figures.push_back({"geomean speedup" + after, Kind::Speedup, numberOf(member(group, "geomean_speedup")),
-                     Section::Headline});
+                     Section::Speed, true});
   figures.push_back({"register ratio" + after, Kind::Ratio, numberOf(member(group, "register_ratio")),
-                     Section::Headline});
+                     Section::Resources});
   figures.push_back({"instruction ratio" + after, Kind::Ratio, numberOf(member(group, "instruction_ratio")),
-                     Section::Headline});
+                     Section::Resources});
   for (int k : ks)
     for (const FastThreshold &fast : kSpeedThresholds)
       figures.push_back({fmt::format("{}@{}", fast.label, k), Kind::Rate,
-                         shareAt(member(member(group, "fast_p_at_k"), std::to_string(k)), fast.p), Section::FastAtK});
+                         shareAt(member(member(group, "fast_p_at_k"), std::to_string(k)), fast.p), Section::FastAtK,
+                         true});
   if (rounds > 1 || !roundsLabel.empty()) {
     const json *afterRounds = afterRoundsOf(group);
     for (int k : ks)
@@ -347,10 +352,10 @@ std::vector<Figure> groupFigures(const json *group, const std::vector<int> &ks, 
                          Section::AfterRounds});
     for (const FastThreshold &fast : kFast)
       figures.push_back({fmt::format("{}{}", fast.label, after), Kind::Rate,
-                         shareAt(member(afterRounds, "fast_p"), fast.p), Section::AfterRounds});
+                         shareAt(member(afterRounds, "fast_p"), fast.p), Section::AfterRounds, fast.p > 0});
     for (const FastThreshold &fast : kSpeedThresholds)
       figures.push_back({fmt::format("{}_low{}", fast.label, after), Kind::Rate,
-                         shareAt(member(afterRounds, "fast_p_low"), fast.p), Section::AfterRounds});
+                         shareAt(member(afterRounds, "fast_p_low"), fast.p), Section::AfterRounds, true});
   }
   return figures;
 }
@@ -386,34 +391,41 @@ Fields objectFields(const json *object) {
   return fields;
 }
 
-/// One table of the groups' figures of one section.
+/// One table of the groups' figures of one section; without timings, the
+/// figures that need them (n/a in every row) are left out.
 Table groupTable(const json *metrics, const std::vector<int> &ks, Section section) {
   int rounds = roundsOf(metrics);
+  bool timed = isTrue(member(metrics, "timed"));
+  auto shown = [&](const Figure &figure) { return figure.section == section && (timed || !figure.timed); };
   Table table;
   table.header.push_back("group");
   for (const Figure &figure : groupFigures(nullptr, ks, rounds))
-    if (figure.section == section) table.header.push_back(figure.label);
+    if (shown(figure)) table.header.push_back(figure.label);
   table.numeric.assign(table.header.size(), true);
   table.numeric[0] = false;
   for (const json *group : groupsOf(metrics)) {
     std::vector<std::string> row{text(member(group, "name"))};
     for (const Figure &figure : groupFigures(group, ks, rounds))
-      if (figure.section == section) row.push_back(figureText(figure.kind, figure.value));
+      if (shown(figure)) row.push_back(figureText(figure.kind, figure.value));
     table.rows.push_back(std::move(row));
   }
   return table;
 }
 
+/// Per task; without timings the speed columns (n/a throughout) are left out.
 Table tasksTable(const json *metrics, const std::vector<int> &ks) {
   int rounds = roundsOf(metrics);
+  bool timed = isTrue(member(metrics, "timed"));
   std::string after = afterRoundsSuffix(rounds);
   Table table;
   table.header = {"task", "level", "samples", "no completion", "lint", "compile", "correct"};
   for (int k : ks) table.header.push_back(fmt::format("correct@{}", k));
-  table.header.insert(table.header.end(), {"fast_1", "fast_1_low"});
+  if (timed) table.header.insert(table.header.end(), {"fast_1", "fast_1_low"});
   if (rounds > 1)
     for (int k : ks) table.header.push_back(fmt::format("correct@{}{}", k, after));
-  for (std::string_view column : {"best speedup", "geomean speedup", "register ratio", "instruction ratio"})
+  if (timed)
+    for (std::string_view column : {"best speedup", "geomean speedup"}) table.header.push_back(std::string(column) + after);
+  for (std::string_view column : {"register ratio", "instruction ratio"})
     table.header.push_back(std::string(column) + after);
   table.header.emplace_back("spilling (nvcc not)");
   table.numeric.assign(table.header.size(), true);
@@ -423,12 +435,16 @@ Table tasksTable(const json *metrics, const std::vector<int> &ks) {
     for (std::string_view key : {"samples", "no_completion", "lint_passed", "compile_passed", "correct"})
       row.push_back(countText(numberOf(member(task, key))));
     for (int k : ks) row.push_back(rateText(rateAtK(task, "correct_at_k", k)));
-    row.push_back(rateText(fastP(task, 1.0)));
-    row.push_back(rateText(shareAt(member(task, "fast_p_low"), 1.0)));
+    if (timed) {
+      row.push_back(rateText(fastP(task, 1.0)));
+      row.push_back(rateText(shareAt(member(task, "fast_p_low"), 1.0)));
+    }
     if (rounds > 1)
       for (int k : ks) row.push_back(rateText(rateAtK(afterRoundsOf(task), "correct_at_k", k)));
-    row.push_back(speedupText(numberOf(member(task, "best_speedup"))));
-    row.push_back(speedupText(numberOf(member(task, "geomean_speedup"))));
+    if (timed) {
+      row.push_back(speedupText(numberOf(member(task, "best_speedup"))));
+      row.push_back(speedupText(numberOf(member(task, "geomean_speedup"))));
+    }
     row.push_back(ratioText(numberOf(member(task, "register_ratio"))));
     row.push_back(ratioText(numberOf(member(task, "instruction_ratio"))));
     row.push_back(countText(numberOf(member(task, "spilling_where_nvcc_does_not"))));
@@ -473,17 +489,24 @@ std::array<std::string, 4> spreadCells(const json *spread, Format format) {
           value("min") + "–" + value("max")};
 }
 
+/// Spreads per task; without timings the speedup columns (n/a throughout) are left out.
 Table stabilityTable(const json *metrics) {
+  bool timed = isTrue(member(metrics, "timed"));
   Table table{{"task", "timed samples", "speedup median", "speedup p10–p90", "speedup min–max", "SASS samples",
                "instructions median", "instructions p10–p90", "instructions min–max"},
               {false, true, true, true, true, true, true, true, true},
               {}};
+  if (!timed) {
+    table.header.erase(table.header.begin() + 1, table.header.begin() + 5);
+    table.numeric.erase(table.numeric.begin() + 1, table.numeric.begin() + 5);
+  }
   for (const json *task : tasksOf(metrics)) {
     const json *speedups = objectOrNull(member(task, "speedup_spread"));
     const json *instructions = objectOrNull(member(task, "instruction_spread"));
     if (speedups == nullptr && instructions == nullptr) continue;
     std::vector<std::string> row{text(member(task, "task"))};
-    for (const std::string &cell : spreadCells(speedups, speedupText)) row.push_back(cell);
+    if (timed)
+      for (const std::string &cell : spreadCells(speedups, speedupText)) row.push_back(cell);
     for (const std::string &cell : spreadCells(instructions, countText)) row.push_back(cell);
     table.rows.push_back(std::move(row));
   }
@@ -505,38 +528,62 @@ std::string titleOf(const json &document) {
   return title;
 }
 
-/// What the headline's figures are, as formulas (docs/eval.md has them too).
+/// What the first table's figures are, as formulas (docs/eval.md has them too).
 std::string headlineLegend(int rounds) {
   std::string after = afterRoundsSuffix(rounds);
   return "First attempts only (round 1, before any repair). lint@k, compile@k and correct@k: the unbiased pass@k "
          "1 − C(n−c, k) / C(n, k) of a task with n scored samples of which c passed the stage at their first "
-         "attempt, averaged over the tasks. fast_p (KernelBench's): over all scored samples, the share whose first "
-         "attempt is correct and strictly faster than p × nvcc (speedup > p); fast_0 is the share of correct first "
-         "attempts. fast_p_low: the same, counting a sample only when even the lower end of its speedup's noise band "
-         "(nvcc's p10 / the candidate's p90) is above p. Geomean speedup" + after +
+         "attempt, averaged over the tasks. fast_0: over all scored samples, the share whose first attempt is "
+         "correct. no completion: samples left out of every figure because one of their requests got no answer "
+         "(infrastructure). n/a: not measured (no scored sample, or fewer samples than k).";
+}
+
+std::string resourcesLegend(int rounds) {
+  return "Register and instruction ratios" + afterRoundsSuffix(rounds) +
+         ": geometric means, over the correct samples, of candidate / nvcc for each one's fastest correct attempt" +
+         (rounds > 1 ? " in any round" : "") + " (registers per thread from ptxas, SASS instructions from nvdisasm); "
+         "below 1 is leaner than nvcc. n/a: no correct sample, or no reference figure.";
+}
+
+std::string speedLegend(int rounds) {
+  return "speedup: nvcc's median time / the candidate's on the task's largest timed shape. fast_p (KernelBench's): "
+         "over all scored samples, the share whose first attempt is correct and strictly faster than p × nvcc "
+         "(speedup > p). fast_p_low: the same, counting a sample only when even the lower end of its speedup's noise "
+         "band (nvcc's p10 / the candidate's p90) is above p. Geomean speedup" + afterRoundsSuffix(rounds) +
          ": geometric mean over the correct, timed samples of each one's fastest correct attempt" +
-         (rounds > 1 ? " in any round" : "") + "; register and instruction ratios: geometric means of candidate / nvcc over those attempts. no completion: "
-         "samples left out of every figure because one of their requests got no answer (infrastructure). n/a: not "
-         "measured (no scored sample, fewer samples than k, not timed, or no reference).";
+         (rounds > 1 ? " in any round" : "") + ".";
 }
 
 constexpr std::string_view kFastAtKLegend =
     "fast_p@k: the unbiased best-of-k estimator, pass@k with c = the samples whose first attempt is correct and "
     "strictly faster than p × nvcc, averaged over the tasks: the chance that one of k samples of a task is.";
 
-std::string afterRoundsLegend(int rounds) {
+std::string afterRoundsLegend(int rounds, bool timed) {
   return fmt::format("After {0} rounds: each sample's attempts over all {0} rounds (its first attempt and the {1} "
                      "repair or optimize turn{2} after it). correct@k: pass@k with c = the samples correct in some "
-                     "round; fast_p and fast_p_low: as above, with each sample's fastest correct attempt. These "
-                     "figures measure the repair loop, not the model's first try.",
-                     rounds, rounds - 1, rounds == 2 ? "" : "s");
+                     "round; {3}. These figures measure the repair loop, not the model's first try.",
+                     rounds, rounds - 1, rounds == 2 ? "" : "s",
+                     timed ? "fast_p and fast_p_low: as above, with each sample's fastest correct attempt"
+                           : "fast_0: the share of scored samples correct in some round");
 }
 
-constexpr std::string_view kUntimedNote =
-    "Not timed (CPU emulator): speedups, fast_p for p > 0, fast_p_low and fast_p@k for p > 0 are n/a; fast_0 is the "
-    "share of samples whose first attempt is correct.";
+/// Whether the document's executor is the CPU emulator ("emu", "isolated-emu").
+bool emulated(const json &document) {
+  std::optional<std::string> executor = stringOf(member(member(&document, "provenance"), "executor"));
+  return executor && executor->find("emu") != std::string::npos;
+}
 
-/// The headline's tables: the first attempts' figures, fast_p@k, and (R > 1) those after R rounds.
+/// One sentence on why an untimed eval has no speed figures, and what is left out.
+std::string untimedSentence(const json &document) {
+  std::string why = emulated(document)
+                        ? "this eval ran on the CPU emulator, which checks correctness but measures no speed"
+                        : "no sample of this eval has a correct, timed attempt";
+  return "Nothing was timed: " + why + ", so the speed figures (speedups, fast_p for p > 0, fast_p_low, fast_p@k) "
+         "and the speedup histogram are left out; fast_0 is the share of correct first attempts.";
+}
+
+/// The headline's tables: the first attempts' figures, their speed, fast_p@k, and (R > 1) those after R
+/// rounds. Without timings the speed tables are left out (untimedSentence says so).
 struct HeadlineSection {
   std::string title;
   Table table;
@@ -545,12 +592,18 @@ struct HeadlineSection {
 
 std::vector<HeadlineSection> headlineSections(const json *metrics, const std::vector<int> &ks) {
   int rounds = roundsOf(metrics);
+  bool timed = isTrue(member(metrics, "timed"));
   std::vector<HeadlineSection> sections;
   sections.push_back({"First attempts", groupTable(metrics, ks, Section::Headline), headlineLegend(rounds)});
-  sections.push_back({"fast_p@k", groupTable(metrics, ks, Section::FastAtK), std::string(kFastAtKLegend)});
+  if (timed) {
+    sections.push_back({"First attempts: speed", groupTable(metrics, ks, Section::Speed), speedLegend(rounds)});
+    sections.push_back({"fast_p@k", groupTable(metrics, ks, Section::FastAtK), std::string(kFastAtKLegend)});
+  }
   if (rounds > 1)
     sections.push_back({fmt::format("After {} rounds", rounds), groupTable(metrics, ks, Section::AfterRounds),
-                        afterRoundsLegend(rounds)});
+                        afterRoundsLegend(rounds, timed)});
+  sections.push_back({"Resources of correct kernels", groupTable(metrics, ks, Section::Resources),
+                      resourcesLegend(rounds)});
   return sections;
 }
 
@@ -610,6 +663,8 @@ std::string statusNote(const json &document) {
 // ---------------------------------------------------------------------------
 // Markdown
 
+std::string histogramMarkdown(const json *metrics); // beside the HTML histogram, which shares its bins
+
 void markdownTable(std::string &out, const Table &table) {
   out += report::markdownTable(table.header, table.numeric, table.rows);
 }
@@ -632,13 +687,13 @@ std::string evalMarkdownUnchecked(const json &document) {
     if (std::string note = statusNote(document); !note.empty()) out += "> **Note:** " + markdownText(note) + "\n\n";
     else if (std::string missing = noCompletionSentence(document); !missing.empty())
       out += markdownText(missing) + "\n\n";
+    if (!isTrue(member(metrics, "timed"))) out += markdownText(untimedSentence(document)) + "\n\n";
     for (const HeadlineSection &section : headlineSections(metrics, ks)) {
       out += "### " + markdownText(section.title) + "\n\n";
       if (section.table.rows.empty()) out += "No groups.\n\n";
       else markdownTable(out, section.table);
       out += "*" + markdownText(section.legend) + "*\n\n";
     }
-    if (!isTrue(member(metrics, "timed"))) out += "*" + markdownText(kUntimedNote) + "*\n\n";
 
     out += "## Tasks\n\n";
     Table tasks = tasksTable(metrics, ks);
@@ -660,6 +715,8 @@ std::string evalMarkdownUnchecked(const json &document) {
       markdownTable(out, codes);
       if (omitted > 0) out += fmt::format("{} more not shown.\n\n", plural(omitted, "code"));
     }
+
+    if (isTrue(member(metrics, "timed"))) out += histogramMarkdown(metrics);
 
     out += "## Stability\n\n";
     Table stability = stabilityTable(metrics);
@@ -697,7 +754,8 @@ svg .s-faster { fill: #3c9d5a; }
 
 void htmlTable(std::string &out, const Table &table) {
   auto isNumeric = [&table](size_t i) { return i < table.numeric.size() && table.numeric[i]; };
-  out += "<table>\n<thead><tr>";
+  // The wrapper scrolls a table wider than the page instead of widening the page.
+  out += "<div class=\"table-wrap\"><table>\n<thead><tr>";
   for (size_t i = 0; i < table.header.size(); ++i) out += report::htmlElement("th", table.header[i], isNumeric(i) ? "num" : "");
   out += "</tr></thead>\n<tbody>\n";
   for (const auto &row : table.rows) {
@@ -705,7 +763,7 @@ void htmlTable(std::string &out, const Table &table) {
     for (size_t i = 0; i < row.size(); ++i) out += report::htmlElement("td", row[i], isNumeric(i) ? "num" : "");
     out += "</tr>\n";
   }
-  out += "</tbody>\n</table>\n";
+  out += "</tbody>\n</table></div>\n";
 }
 
 // Charts share one size; the funnel grows with its number of stages.
@@ -874,24 +932,38 @@ Histogram histogramOf(const std::vector<double> &speedups) {
   return histogram;
 }
 
-/// 2^exponent as an axis label: "0.25x", "1x", "16x", "2^-9x".
-std::string powerOfTwoLabel(int exponent) {
-  if (exponent >= 0 && exponent <= 20) return fmt::format("{}x", 1 << exponent);
-  if (exponent < 0 && exponent >= -6) return fmt::format("{}x", std::ldexp(1.0, exponent));
-  return fmt::format("2^{}x", exponent);
-}
-
+/// A bin edge: three significant digits or more ("0.84x", "1.19x", "16.0x", "512x"), never an exponent
+/// in the range a speedup can reasonably have.
 std::string boundLabel(double log2Value) {
   double value = std::exp2(log2Value);
-  return value >= 0.01 && value < 1000 ? fmt::format("{:.2f}x", value) : fmt::format("{:.3g}x", value);
+  if (value >= 0.1 && value < 10) return fmt::format("{:.2f}x", value);
+  if (value >= 10 && value < 100) return fmt::format("{:.1f}x", value);
+  if (value >= 100 && value < 1e6) return fmt::format("{:.0f}x", value);
+  return fmt::format("{:.3g}x", value);
 }
 
-/// Distribution of the speedups of correct samples on a log2 axis.
+/// Bin i's speedup range, half-open: "[0.84x, 1.00x)".
+std::string binRange(const Histogram &histogram, size_t i) {
+  double from = histogram.low + histogram.width * static_cast<double>(i);
+  return "[" + boundLabel(from) + ", " + boundLabel(from + histogram.width) + ")";
+}
+
+/// What a bin's width is as a factor: "a quarter of a doubling (×1.19)".
+std::string binWidthText(const Histogram &histogram) {
+  std::string fraction = histogram.width == 0.25  ? "a quarter of a doubling"
+                         : histogram.width == 0.5 ? "half a doubling"
+                         : histogram.width == 1   ? "one doubling"
+                                                  : fmt::format("{:g} doublings", histogram.width);
+  return fmt::format("{} (×{:.2f})", fraction, std::exp2(histogram.width));
+}
+
+/// Distribution of the speedups of correct samples on a log2 axis: every bin
+/// edge labelled under the axis, each bar's count above it.
 std::string speedupHistogram(const json *metrics) {
   constexpr std::string_view label = "speedups of correct samples over nvcc";
   if (metrics == nullptr) return chartNote(label, "no metrics");
   std::vector<double> speedups = correctSpeedups(metrics);
-  if (!isTrue(member(metrics, "timed")) || speedups.empty()) return chartNote(label, "no timings (CPU emulator)");
+  if (!isTrue(member(metrics, "timed")) || speedups.empty()) return chartNote(label, "no correct sample was timed");
 
   Histogram histogram = histogramOf(speedups);
   size_t bins = histogram.counts.size();
@@ -900,13 +972,20 @@ std::string speedupHistogram(const json *metrics) {
   double countStep = std::max(1.0, niceStep(tallest / 4.0));
   double countTop = std::ceil(tallest / countStep) * countStep;
 
-  double plotLeft = kLeft, plotRight = kWidth - kRight, plotTop = kTop, plotBottom = kHeight - kBottom;
+  // Room under the axis for edge labels, slanted when they would not fit side by side.
+  double binWidth = (kWidth - kRight - kLeft) / static_cast<double>(bins);
+  bool slanted = binWidth < 40;
+  double height = slanted ? 320 : 290, bottom = slanted ? 84 : 54;
+  double plotLeft = kLeft, plotRight = kWidth - kRight, plotTop = kTop, plotBottom = height - bottom;
+  // Label every edge, or every n-th one counted from 1.0x, so that slanted labels stay 13 px apart.
+  int labelEvery = slanted ? std::max(1, static_cast<int>(std::ceil(13 / binWidth))) : 1;
+  int oneEdge = static_cast<int>(std::lround(-histogram.low / histogram.width));
   auto x = [&](double log2Value) {
     return plotLeft + (plotRight - plotLeft) * (log2Value - histogram.low) / (high - histogram.low);
   };
   auto y = [&](double count) { return plotBottom - (plotBottom - plotTop) * count / countTop; };
 
-  std::string svg = svgOpen(kWidth, kHeight, label);
+  std::string svg = svgOpen(kWidth, height, label);
   for (double count = 0; count <= countTop + 1e-9; count += countStep) {
     double at = y(count);
     svg += fmt::format("<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", plotLeft,
@@ -914,42 +993,98 @@ std::string speedupHistogram(const json *metrics) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", plotLeft - 6, at + 4,
                        countText(count));
   }
-  // x ticks at powers of two, at most about ten of them.
-  int tickStep = std::max(1, static_cast<int>(std::ceil((high - histogram.low) / 10)));
-  int firstTick = static_cast<int>(std::ceil(histogram.low / tickStep)) * tickStep;
-  for (int exponent = firstTick; exponent <= high + 1e-9; exponent += tickStep) {
-    double at = x(exponent);
+  // A tick at every bin edge; the labels give the edges' speedups.
+  for (size_t edge = 0; edge <= bins; ++edge) {
+    double at = x(histogram.low + histogram.width * static_cast<double>(edge));
+    bool labelled = (static_cast<int>(edge) - oneEdge) % labelEvery == 0;
     svg += fmt::format("<line class=\"axis\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", at,
-                       plotBottom, plotBottom + 5);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", at, plotBottom + 18,
-                       powerOfTwoLabel(exponent));
+                       plotBottom, plotBottom + (labelled ? 5 : 3));
+    if (!labelled) continue;
+    std::string edgeLabel = boundLabel(histogram.low + histogram.width * static_cast<double>(edge));
+    if (slanted)
+      svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"end\" transform=\"rotate(-45 {0:.1f} "
+                         "{1:.1f})\">{2}</text>\n",
+                         at + 3, plotBottom + 14, edgeLabel);
+    else
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", at, plotBottom + 18,
+                         edgeLabel);
   }
   svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", plotLeft, plotTop,
                      plotBottom);
   svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", plotLeft, plotBottom,
                      plotRight);
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">speedup over nvcc (log2 scale)</text>\n",
-                     (plotLeft + plotRight) / 2, kHeight - 8);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">speedup over nvcc: bins [low, high), "
+                     "each {} wide (log2 scale)</text>\n",
+                     (plotLeft + plotRight) / 2, height - 8, binWidthText(histogram));
   svg += fmt::format("<text x=\"14\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0:.1f})\">"
                      "correct samples</text>\n",
                      (plotTop + plotBottom) / 2);
 
-  // One bar per non-empty bin; its title gives the range and the count.
+  // One bar per non-empty bin, its count above it; its title gives the range and the count.
   for (size_t i = 0; i < bins; ++i) {
     if (histogram.counts[i] == 0) continue;
     double from = histogram.low + histogram.width * static_cast<double>(i), to = from + histogram.width;
     double top = y(histogram.counts[i]);
     svg += fmt::format("<rect class=\"bin\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\">"
-                       "<title>{}–{}: {}</title></rect>\n",
-                       x(from) + 1, top, x(to) - x(from) - 2, plotBottom - top, boundLabel(from), boundLabel(to),
+                       "<title>{}: {}</title></rect>\n",
+                       x(from) + 1, top, x(to) - x(from) - 2, plotBottom - top, binRange(histogram, i),
                        plural(static_cast<size_t>(histogram.counts[i]), "sample"));
+    std::string count = std::to_string(histogram.counts[i]);
+    if (binWidth >= 6.5 * static_cast<double>(count.size()) + 2)
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", (x(from) + x(to)) / 2,
+                         top - 3, count);
   }
   double one = x(0);
   svg += fmt::format("<line class=\"ref\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", one,
-                     plotTop, plotBottom);
-  svg += fmt::format("<text class=\"ref-label\" x=\"{:.1f}\" y=\"{:.1f}\">nvcc 1.0x</text>\n", one + 4, plotTop + 10);
+                     plotTop - 14, plotBottom);
+  // Above the plot, clear of the counts over the bars.
+  svg += fmt::format("<text class=\"ref-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">nvcc 1.0x</text>\n", one,
+                     plotTop - 18);
   return svg + "</svg>\n";
 }
+
+/// What the histogram shows: speedup's definition and how the bins read.
+std::string histogramCaption(int rounds) {
+  return "speedup: nvcc's median time / the sample's median time on the task's largest timed shape, for each correct "
+         "sample its fastest correct attempt" +
+         (rounds > 1 ? fmt::format(" over all {} rounds", rounds) : std::string()) +
+         ". Each bar counts the samples whose speedup lies in its range [low, high), the edges labelled under the "
+         "axis; the dashed line is nvcc (1.0x): bars to its right are faster than nvcc.";
+}
+
+std::string histogramMarkdown(const json *metrics) {
+  std::string out = "## Speedups of correct samples\n\n";
+  std::vector<double> speedups = correctSpeedups(metrics);
+  if (speedups.empty()) return out + "No correct sample was timed.\n\n";
+  Histogram histogram = histogramOf(speedups);
+  out += markdownText(histogramCaption(roundsOf(metrics))) + fmt::format(" Bins are {} wide.\n\n", binWidthText(histogram));
+  Table table{{"speedup range", "correct samples"}, {false, true}, {}};
+  for (size_t i = 0; i < histogram.counts.size(); ++i)
+    table.rows.push_back({binRange(histogram, i), std::to_string(histogram.counts[i])});
+  markdownTable(out, table);
+  return out;
+}
+
+/// What the level chart's bars are.
+std::string levelChartCaption(const json *metrics, const std::vector<int> &ks) {
+  int k = firstK(ks);
+  std::string correct = fmt::format("correct@{0}: the unbiased pass@{0} of each task's first attempts (with k = 1, the "
+                                    "share of its scored samples whose first attempt is correct), averaged over the "
+                                    "group's tasks. ",
+                                    k);
+  if (isTrue(member(metrics, "timed")))
+    return correct + "fast_1: over all the group's scored samples, the share whose first attempt is correct and "
+                     "strictly faster than nvcc (speedup > 1; KernelBench's fast_p at p = 1). A missing bar is n/a.";
+  return correct + "fast_0: over all the group's scored samples, the share whose first attempt is correct (nothing "
+                   "was timed, so fast_1 is n/a). A missing bar is n/a.";
+}
+
+constexpr std::string_view kFunnelCaption =
+    "Each attempt of every scored sample, counted once under the first stage it did not pass: no-completion (the "
+    "request got no answer), extract (no PTX in the answer), unverified (not checked), lint, compile, correctness "
+    "(wrong, crashed, timed out or rejected); a correct attempt under untimed (not timed), slower or faster (its "
+    "whole speedup noise band, nvcc's p10 / its p90 up to nvcc's p90 / its p10, below or above 1.0x) or on-par (1.0x "
+    "inside the band). Each bar gives the count and its share of all attempts.";
 
 std::string page(std::string_view title, std::string_view body) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -988,19 +1123,22 @@ std::string evalHtmlUnchecked(const json &document) {
       body += report::htmlElement("p", note, "note status") + "\n";
     else if (std::string missing = noCompletionSentence(document); !missing.empty())
       body += report::htmlElement("p", missing, "note") + "\n";
+    if (!isTrue(member(metrics, "timed")))
+      body += report::htmlElement("p", untimedSentence(document), "note untimed") + "\n";
     for (const HeadlineSection &section : headlineSections(metrics, ks)) {
       body += report::htmlElement("h3", section.title) + "\n";
       htmlTableOrNote(body, section.table, "No groups.");
       body += report::htmlElement("p", section.legend, "note") + "\n";
     }
-    if (!isTrue(member(metrics, "timed"))) body += report::htmlElement("p", kUntimedNote, "note") + "\n";
   }
   body += "<h3>Correct and fast per level</h3>\n" + levelChart(metrics, ks);
+  if (metrics != nullptr) body += report::htmlElement("p", levelChartCaption(metrics, ks), "caption") + "\n";
   body += "</section>\n";
 
   const json *overall = member(metrics, "overall");
   body += "<section>\n<h2>Error taxonomy</h2>\n<h3>Stage funnel</h3>\n";
   body += "<p class=\"note\">Where each attempt of every scored sample stopped.</p>\n" + funnelChart(metrics);
+  if (metrics != nullptr) body += report::htmlElement("p", kFunnelCaption, "caption") + "\n";
   if (metrics != nullptr) htmlTableOrNote(body, stagesTable(overall), "No attempts.");
   body += "<h3>Diagnostic codes</h3>\n";
   size_t omitted = 0;
@@ -1009,13 +1147,10 @@ std::string evalHtmlUnchecked(const json &document) {
   if (omitted > 0) body += report::htmlElement("p", plural(omitted, "code") + " more not shown.", "note") + "\n";
   body += "</section>\n";
 
-  body += "<section>\n<h2>Speedups of correct samples</h2>\n" + speedupHistogram(metrics);
-  body += report::htmlElement("p",
-                              "Each bar counts the correct samples whose best speedup over nvcc" +
-                                  afterRoundsSuffix(roundsOf(metrics)) +
-                                  " falls in its range; the dashed line is nvcc (1.0x).",
-                              "note") +
-          "\n</section>\n";
+  // An untimed eval has no speedups: the headline's sentence says why, and the chart is left out.
+  if (isTrue(member(metrics, "timed")))
+    body += "<section>\n<h2>Speedups of correct samples</h2>\n" + speedupHistogram(metrics) +
+            report::htmlElement("p", histogramCaption(roundsOf(metrics)), "caption") + "\n</section>\n";
 
   if (metrics != nullptr) {
     body += "<section>\n<h2>Tasks</h2>\n";
@@ -1104,7 +1239,7 @@ std::string compareMarkdownUnchecked(const json &a, const json &b) {
                             {"status", "status"},
                             {"created", "created_at"}})
     row(std::string(label), text(member(&a, key)), text(member(&b, key)));
-  for (std::string_view key : {"samples", "rounds", "strategies", "temperature"})
+  for (std::string_view key : {"samples", "rounds", "strategies", "prompt_parts", "temperature"})
     row(std::string(key), text(member(member(&a, "parameters"), key)), text(member(member(&b, "parameters"), key)));
   for (std::string_view key : {"executor", "device"})
     row(std::string(key), text(member(member(&a, "provenance"), key)), text(member(member(&b, "provenance"), key)));

@@ -39,7 +39,9 @@ td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { co
 void table(std::string &out, const std::vector<std::string> &header, const std::vector<bool> &numeric,
            const std::vector<std::vector<std::string>> &rows, std::string_view cssClass = {}) {
   auto isNumeric = [&numeric](size_t i) { return i < numeric.size() && numeric[i]; };
-  out += cssClass.empty() ? "<table>\n<thead><tr>" : fmt::format("<table class=\"{}\">\n<thead><tr>", cssClass);
+  // The wrapper scrolls a table wider than the page instead of widening the page.
+  out += cssClass.empty() ? "<div class=\"table-wrap\"><table>\n<thead><tr>"
+                          : fmt::format("<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>", cssClass);
   for (size_t i = 0; i < header.size(); ++i) out += htmlElement("th", header[i], isNumeric(i) ? "num" : "");
   out += "</tr></thead>\n<tbody>\n";
   for (const auto &row : rows) {
@@ -47,7 +49,7 @@ void table(std::string &out, const std::vector<std::string> &header, const std::
     for (size_t i = 0; i < row.size(); ++i) out += htmlElement("td", row[i], isNumeric(i) ? "num" : "");
     out += "</tr>\n";
   }
-  out += "</tbody>\n</table>\n";
+  out += "</tbody>\n</table></div>\n";
 }
 
 void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
@@ -185,8 +187,19 @@ std::string speedupChart(const ReportModel &model) {
 // Sections
 
 void roundsSection(std::string &out, const ReportModel &model) {
+  if (!model.untimedNote.empty()) {
+    // Nothing was timed (the note under the run table says why): no empty chart, only the counts per round.
+    std::vector<std::vector<std::string>> rows;
+    for (const detail::RoundRow &row : model.rounds)
+      rows.push_back({std::to_string(row.round), fmt::format("{} / {}", row.correct, row.attempts)});
+    out += "<section>\n<h2>Correct per round</h2>\n";
+    table(out, {"round", "correct / attempts"}, {true, true}, rows);
+    out += "</section>\n";
+    return;
+  }
   out += "<section>\n<h2>Best speedup per round</h2>\n";
   out += speedupChart(model);
+  if (model.anyTiming) out += htmlElement("p", detail::kSpeedupDefinition, "caption") + "\n";
   if (!model.rounds.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const detail::RoundRow &row : model.rounds)
@@ -212,6 +225,7 @@ void funnelSection(std::string &out, const ReportModel &model) {
                        funnelStageName(static_cast<FunnelStage>(i)), percent, total.stages[i]);
   }
   out += "</tbody>\n</table>\n";
+  out += htmlElement("p", detail::kFunnelDefinition, "caption") + "\n";
   out += fmt::format("<p class=\"note\">{} attempts, {} duplicate(s) among them (same PTX or SASS as an earlier "
                      "candidate), counted under the stage of their copied result.</p>\n",
                      total.total, total.duplicates);
@@ -249,16 +263,19 @@ void attemptsSection(std::string &out, const ReportModel &model) {
     out += "<p class=\"note\">No candidates.</p>\n</section>\n";
     return;
   }
-  out += "<table class=\"attempts\">\n<thead><tr><th class=\"num\">round</th><th class=\"num\">slot</th><th>kind</th>"
-         "<th>tendency</th><th class=\"num\">temperature</th><th>candidate</th><th>verdict</th>"
-         "<th class=\"num\">speedup</th><th class=\"num\">registers</th><th>summary</th></tr></thead>\n<tbody>\n";
+  bool timed = model.untimedNote.empty(); // without timings the speedup column is n/a throughout: left out
+  out += "<div class=\"table-wrap\"><table class=\"attempts\">\n<thead><tr><th class=\"num\">round</th>"
+         "<th class=\"num\">slot</th><th>kind</th><th>tendency</th><th class=\"num\">temperature</th><th>candidate</th>"
+         "<th>verdict</th>";
+  out += timed ? "<th class=\"num\">speedup</th>" : "";
+  out += "<th class=\"num\">registers</th><th>summary</th></tr></thead>\n<tbody>\n";
   for (const detail::AttemptLine &a : model.attempts) {
     out += "<tr>" + htmlElement("td", a.round, "num") + htmlElement("td", a.slot, "num") + htmlElement("td", a.kind) +
            htmlElement("td", a.tendency) + htmlElement("td", a.temperature, "num") + htmlElement("td", a.candidate) +
-           htmlElement("td", a.verdict, "v-" + a.stage) + htmlElement("td", a.speedup, "num") +
+           htmlElement("td", a.verdict, "v-" + a.stage) + (timed ? htmlElement("td", a.speedup, "num") : "") +
            htmlElement("td", a.registers, "num") + htmlElement("td", a.summary) + "</tr>\n";
   }
-  out += "</tbody>\n</table>\n</section>\n";
+  out += "</tbody>\n</table></div>\n</section>\n";
 }
 
 /// Only for runs with --guided-stream.
@@ -290,10 +307,12 @@ void bestSection(std::string &out, const ReportModel &model) {
   for (const detail::ComparisonRow &row : best.resources) rows.push_back({row.label, row.candidate, row.reference});
   table(out, {"", "candidate", "nvcc"}, {false, true, true}, rows);
 
-  out += "<h3>Timings</h3>\n";
-  if (best.timings.empty()) {
-    out += "<p class=\"note\">No timings.</p>\n";
+  if (!model.untimedNote.empty()) {
+    // No timings section: the note under the run table says why.
+  } else if (best.timings.empty()) {
+    out += "<h3>Timings</h3>\n<p class=\"note\">No timings.</p>\n";
   } else {
+    out += "<h3>Timings</h3>\n";
     rows.clear();
     for (const detail::TimingRow &t : best.timings)
       rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
@@ -330,6 +349,7 @@ std::string htmlReport(const store::RunData &data) {
     ReportModel model = detail::buildModel(data);
     std::string body = htmlElement("h1", model.title) + "\n<section>\n<h2>Run</h2>\n";
     fieldTable(body, model.run);
+    if (!model.untimedNote.empty()) body += htmlElement("p", model.untimedNote, "note untimed") + "\n";
     body += "</section>\n";
     roundsSection(body, model);
     funnelSection(body, model);

@@ -43,9 +43,19 @@ void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
 }
 
 void roundsSection(std::string &out, const ReportModel &model) {
+  if (!model.untimedNote.empty()) {
+    // Nothing was timed (the note under the run table says why): only the counts per round.
+    out += "## Correct per round\n\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const detail::RoundRow &row : model.rounds)
+      rows.push_back({std::to_string(row.round), fmt::format("{} / {}", row.correct, row.attempts)});
+    table(out, {"round", "correct / attempts"}, {Align::Right, Align::Right}, rows);
+    return;
+  }
   out += "## Best speedup per round\n\n";
   if (!model.chartNote.empty()) out += "*" + markdownText(model.chartNote) + "*\n\n";
   if (model.rounds.empty()) return;
+  out += markdownText(detail::kSpeedupDefinition) + "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const detail::RoundRow &row : model.rounds)
     rows.push_back({std::to_string(row.round), detail::formatSpeedup(row.bestSpeedup),
@@ -61,7 +71,7 @@ void funnelSection(std::string &out, const ReportModel &model) {
     return;
   }
   out += "Where each attempt stopped. Duplicates (same PTX or SASS as an earlier candidate) are also counted "
-         "under the stage of their copied result.\n\n";
+         "under the stage of their copied result. " + markdownText(detail::kFunnelDefinition) + "\n\n";
   std::vector<std::string> header{"round"};
   for (size_t i = 0; i < kFunnelStageCount; ++i) header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
   header.emplace_back("duplicates");
@@ -93,15 +103,21 @@ void attemptsSection(std::string &out, const ReportModel &model) {
     return;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const detail::AttemptLine &a : model.attempts)
+  bool timed = model.untimedNote.empty(); // without timings the speedup column is n/a throughout: left out
+  for (const detail::AttemptLine &a : model.attempts) {
     rows.push_back({a.round, a.slot, a.kind, a.tendency, a.temperature, a.candidate, a.verdict, a.speedup,
                     a.registers, a.summary});
-  table(out,
-        {"round", "slot", "kind", "tendency", "temperature", "candidate", "verdict", "speedup", "registers",
-         "summary"},
-        {Align::Right, Align::Right, Align::Left, Align::Left, Align::Right, Align::Left, Align::Left, Align::Right,
-         Align::Right, Align::Left},
-        rows);
+    if (!timed) rows.back().erase(rows.back().begin() + 7);
+  }
+  std::vector<std::string> header{"round", "slot", "kind", "tendency", "temperature", "candidate", "verdict", "speedup",
+                                  "registers", "summary"};
+  std::vector<Align> align{Align::Right, Align::Right, Align::Left, Align::Left, Align::Right, Align::Left,
+                           Align::Left, Align::Right, Align::Right, Align::Left};
+  if (!timed) {
+    header.erase(header.begin() + 7);
+    align.erase(align.begin() + 7);
+  }
+  table(out, header, align, rows);
 }
 
 /// Only for runs with --guided-stream.
@@ -132,10 +148,12 @@ void bestSection(std::string &out, const ReportModel &model) {
   for (const detail::ComparisonRow &row : best.resources) rows.push_back({row.label, row.candidate, row.reference});
   table(out, {"", "candidate", "nvcc"}, {Align::Left, Align::Right, Align::Right}, rows);
 
-  out += "### Timings\n\n";
-  if (best.timings.empty()) {
-    out += "No timings.\n\n";
+  if (!model.untimedNote.empty()) {
+    // No timings section: the note under the run table says why.
+  } else if (best.timings.empty()) {
+    out += "### Timings\n\nNo timings.\n\n";
   } else {
+    out += "### Timings\n\n";
     rows.clear();
     for (const detail::TimingRow &t : best.timings)
       rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
@@ -167,6 +185,7 @@ std::string markdownReport(const store::RunData &data) {
     std::string out = "# " + markdownText(model.title) + "\n\n";
     out += "## Run\n\n";
     fieldTable(out, model.run);
+    if (!model.untimedNote.empty()) out += markdownText(model.untimedNote) + "\n\n";
     roundsSection(out, model);
     funnelSection(out, model);
     diagnosticsSection(out, model);

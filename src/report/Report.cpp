@@ -156,13 +156,18 @@ std::string_view basePageStyle() {
   return R"(
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
        padding: 0 1rem; color: #1d2330; background: #fff; line-height: 1.4; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
+h1 { font-size: 1.5rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d8dde6; }
 h3 { font-size: 1rem; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
 th, td { border: 1px solid #d8dde6; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
 th { background: #f3f5f9; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; padding: 0.2rem 0.4rem; }
+td:not(.num) { overflow-wrap: anywhere; }
+.table-wrap { max-width: 100%; overflow-x: auto; }
 .note { color: #5a6270; font-style: italic; }
+p.caption { font-size: 0.85rem; color: #3a4150; max-width: 640px; margin-top: 0.25rem; } /* a chart's definitions */
 pre { background: #f6f8fa; border: 1px solid #d8dde6; padding: 0.75rem; overflow: auto; font-size: 0.8rem; }
 svg.chart { max-width: 100%; height: auto; font-size: 11px; }
 svg .axis { stroke: #5a6270; stroke-width: 1; }

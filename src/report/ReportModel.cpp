@@ -198,6 +198,15 @@ void addRounds(ReportModel &model, const store::RunData &data, const std::vector
     model.chartNote = "no candidates";
   else if (!model.anyTiming)
     model.chartNote = model.anyUntimed ? "no timings (run on the CPU emulator)" : "no correct candidate was timed";
+  if (!model.rounds.empty() && !model.anyTiming) {
+    std::optional<std::string> executor = read::stringOf(member(data.run.provenance, "executor"));
+    bool emulated = model.anyUntimed || (executor && executor->find("emu") != std::string::npos);
+    model.untimedNote = std::string("Nothing was timed: ") +
+                        (emulated ? "this run checked its candidates on the CPU emulator, which verifies results but "
+                                    "measures no speed"
+                                  : "no candidate of this run was both correct and timed") +
+                        ", so the speedup chart and the speed columns are left out.";
+  }
 }
 
 void addDiagnostics(ReportModel &model, const std::vector<Attempt> &attempts) {

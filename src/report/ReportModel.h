@@ -89,11 +89,25 @@ struct ReportModel {
   bool anyUntimed = false; ///< some correct candidate has no timing (CPU emulator)
   /// Why the speedup chart is empty; "" when it has points.
   std::string chartNote;
+  /// When candidates were recorded but none was timed (the CPU emulator, or
+  /// nothing correct): one sentence on why the speed chart and columns are
+  /// left out of the report; "" otherwise.
+  std::string untimedNote;
   /// Says what the best-kernel section shows when `best` is empty.
   std::string noBestNote;
 };
 
 inline constexpr size_t kTopDiagnostics = 10;
+
+/// What the speedup chart plots, stated under it.
+inline constexpr std::string_view kSpeedupDefinition =
+    "best speedup: in each round, the highest speedup among its correct, timed candidates; speedup = nvcc's median "
+    "time / the candidate's median time on the task's largest timed shape (1.0x is nvcc, above it is faster).";
+/// What the funnel's stages are, stated under it.
+inline constexpr std::string_view kFunnelDefinition =
+    "Each attempt counts once, under the first stage it did not pass: no-completion (no answer), extract (no PTX), "
+    "unverified (not checked), lint, compile, correctness (wrong, crashed, timed out or rejected); a correct one "
+    "under untimed (not timed), slower or faster (its whole speedup noise band below or above 1.0x) or on-par.";
 
 /// Builds the model; never throws on odd or missing JSON.
 ReportModel buildModel(const store::RunData &data);

@@ -3,6 +3,8 @@
 // of hostile names, and empty, pending or odd documents.
 #include "report/EvalReport.h"
 
+#include "Golden.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -227,26 +229,30 @@ std::vector<Bin> binsOf(const std::string &svg) {
 
 TEST(EvalReportMarkdown, HeadlineTablesHaveAColumnPerKAndARowPerGroup) {
   std::string md = evalMarkdown(document());
-  // First attempts: pass@k per k, fast_p, fast_p_low; speed and resources from every round, labelled so.
+  // First attempts: pass@k per k, fast_0 and resources (from every round, labelled so); then their speed.
   EXPECT_NE(md.find("### First attempts\n\n| group | tasks | samples | no completion | lint@1 | lint@2 | compile@1 | "
-                    "compile@2 | correct@1 | correct@2 | fast_0 | fast_1 | fast_1.5 | fast_2 | fast_1_low | "
-                    "fast_1.5_low | fast_2_low | geomean speedup after 2 rounds | register ratio after 2 rounds | "
-                    "instruction ratio after 2 rounds |\n"),
+                    "compile@2 | correct@1 | correct@2 | fast_0 |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% | 33.3% | 16.7% | "
-                    "16.7% | 33.3% | 16.7% | 16.7% | 1.50x | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| L1 | 2 | 4 | 0 | 100.0% | 100.0% | 75.0% | 100.0% | 75.0% | 100.0% | 75.0% | 50.0% | 25.0% | "
-                    "25.0% | 50.0% | 25.0% | 25.0% | 1.57x | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("| L1 | 2 | 4 | 0 | 100.0% | 100.0% | 75.0% | 100.0% | 75.0% | 100.0% | 75.0% |\n"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("### Resources of correct kernels\n\n| group | register ratio after 2 rounds | instruction ratio "
+                    "after 2 rounds |\n| --- | ---: | ---: |\n| overall | 0.95 | 1.05 |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("### First attempts: speed\n\n| group | fast_1 | fast_1.5 | fast_2 | fast_1_low | fast_1.5_low | "
+                    "fast_2_low | geomean speedup after 2 rounds |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| overall | 33.3% | 16.7% | 16.7% | 33.3% | 16.7% | 16.7% | 1.50x |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| L1 | 50.0% | 25.0% | 25.0% | 50.0% | 25.0% | 25.0% | 1.57x |\n"), std::string::npos) << md;
   // L2's null figures (a document from before the eval-wide timed flag) are n/a.
-  EXPECT_NE(md.find("| L2 | 1 | 2 | 0 | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | n/a | n/a | n/a | n/a | n/a | "
-                    "n/a | n/a | n/a | n/a |\n"),
-            std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| L2 | 1 | 2 | 0 | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% | 0.0% |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| L2 | n/a | n/a | n/a | n/a | n/a | n/a | n/a |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("### fast_p@k\n\n| group | fast_1@1 | fast_1.5@1 | fast_2@1 | fast_1@2 | fast_1.5@2 | fast_2@2 |\n"),
             std::string::npos);
   EXPECT_NE(md.find("| overall | 33.3% | 16.7% | 16.7% | 66.7% | 33.3% | 33.3% |\n"), std::string::npos);
@@ -264,7 +270,9 @@ TEST(EvalReportMarkdown, HeadlineTablesHaveAColumnPerKAndARowPerGroup) {
   EXPECT_NE(md.find("After 2 rounds: each sample's attempts over all 2 rounds (its first attempt and the 1 repair or "
                     "optimize turn after it)"),
             std::string::npos);
-  EXPECT_EQ(md.find("Not timed (CPU emulator)"), std::string::npos);
+  EXPECT_NE(md.find("speedup: nvcc's median time / the candidate's on the task's largest timed shape"),
+            std::string::npos);
+  EXPECT_EQ(md.find("Nothing was timed"), std::string::npos);
   // Complete, every sample scored: no status note, no count of missing samples.
   EXPECT_EQ(md.find("**Note:**"), std::string::npos);
   EXPECT_EQ(md.find("had no completion"), std::string::npos);
@@ -276,7 +284,8 @@ TEST(EvalReportMarkdown, OneRoundHasNoFiguresAfterRounds) {
   std::string md = evalMarkdown(doc);
   EXPECT_EQ(md.find("after 1 round"), std::string::npos);
   EXPECT_EQ(md.find("### After"), std::string::npos);
-  EXPECT_NE(md.find("| fast_2_low | geomean speedup | register ratio | instruction ratio |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fast_2_low | geomean speedup |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| group | register ratio | instruction ratio |\n"), std::string::npos) << md;
 }
 
 TEST(EvalReportMarkdown, SamplesWithoutACompletionAreCountedBesideTheFigures) {
@@ -305,19 +314,46 @@ TEST(EvalReportMarkdown, SamplesWithoutACompletionAreCountedBesideTheFigures) {
       << html;
 }
 
-TEST(EvalReportMarkdown, UntimedEvalShowsNotAvailableAndSaysWhy) {
+// On the emulator nothing is timed: the speed tables and columns, all n/a, are
+// left out, and one sentence says why.
+TEST(EvalReportMarkdown, UntimedEvalLeavesTheSpeedTablesOutAndSaysWhy) {
   std::string md = evalMarkdown(untimedDocument());
-  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% | n/a | n/a | n/a | "
-                    "n/a | n/a | n/a | n/a | 0.95 | 1.05 |\n"),
+  EXPECT_NE(md.find("Nothing was timed: this eval ran on the CPU emulator, which checks correctness but measures no "
+                    "speed, so the speed figures (speedups, fast_p for p &gt; 0, fast_p_low, fast_p@k) and the "
+                    "speedup histogram are left out; fast_0 is the share of correct first attempts.\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| overall | n/a | n/a | n/a | n/a | n/a | n/a |\n"), std::string::npos); // fast_p@k
-  EXPECT_NE(md.find("| overall | 50.0% | 66.7% | 50.0% | n/a | n/a | n/a | n/a | n/a | n/a |\n"), std::string::npos);
-  EXPECT_NE(md.find("Not timed (CPU emulator)"), std::string::npos);
-  EXPECT_NE(md.find("| vector_add | L1 | 2 | 0 | 2 | 2 | 2 | 100.0% | 100.0% | n/a | n/a | 100.0% | 100.0% | n/a | "
-                    "n/a | 0.90 | 1.00 | 0 |\n"),
+  EXPECT_NE(md.find("| overall | 3 | 6 | 0 | 66.7% | 66.7% | 50.0% | 66.7% | 50.0% | 66.7% | 50.0% |\n"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| overall | 0.95 | 1.05 |\n"), std::string::npos) << md;
+  for (const char *gone : {"### First attempts: speed", "### fast_p@k", "fast_1_low", "geomean speedup", "best speedup",
+                           "## Speedups of correct samples", "speedup median", "timed samples"})
+    EXPECT_EQ(md.find(gone), std::string::npos) << gone << " in\n" << md;
+  // After 2 rounds: correct@k and fast_0 only.
+  EXPECT_NE(md.find("| group | correct@1 after 2 rounds | correct@2 after 2 rounds | fast_0 after 2 rounds |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| overall | 50.0% | 66.7% | 50.0% |\n"), std::string::npos);
+  EXPECT_NE(md.find("| vector_add | L1 | 2 | 0 | 2 | 2 | 2 | 100.0% | 100.0% | 100.0% | 100.0% | 0.90 | 1.00 | 0 |\n"),
+            std::string::npos)
+      << md;
+  // Not timed on a GPU: the same tables, another reason.
+  json gpu = untimedDocument();
+  gpu["provenance"]["executor"] = "gpu";
+  EXPECT_NE(evalMarkdown(gpu).find("Nothing was timed: no sample of this eval has a correct, timed attempt, so"),
+            std::string::npos);
+}
+
+TEST(EvalReportMarkdown, SpeedupHistogramAsATableOfRanges) {
+  std::string md = evalMarkdown(document());
+  EXPECT_NE(md.find("## Speedups of correct samples\n\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("Bins are a quarter of a doubling (×1.19) wide.\n\n| speedup range | correct samples |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| \\[0.84x, 1.00x) | 0 |\n| \\[1.00x, 1.19x) | 0 |\n| \\[1.19x, 1.41x) | 2 |\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| \\[2.38x, 2.83x) | 1 |\n"), std::string::npos) << md;
 }
 
 TEST(EvalReportMarkdown, TasksTable) {
@@ -394,6 +430,15 @@ TEST(EvalReportHtml, IsOneSelfContainedPageWithThreeCharts) {
   EXPECT_NE(svgs[1].find("aria-label=\"stage funnel over all attempts\""), std::string::npos);
   EXPECT_NE(svgs[2].find("aria-label=\"speedups of correct samples over nvcc\""), std::string::npos);
   EXPECT_NE(html.find("<td>overall</td><td class=\"num\">3</td><td class=\"num\">6</td>"), std::string::npos);
+  // Each chart states its metric's definition under it.
+  for (const char *caption :
+       {"</svg>\n<p class=\"caption\">correct@1: the unbiased pass@1 of each task&#39;s first attempts",
+        "</svg>\n<p class=\"caption\">Each attempt of every scored sample, counted once under",
+        "</svg>\n<p class=\"caption\">speedup: nvcc&#39;s median time / the sample&#39;s median time"})
+    EXPECT_NE(html.find(caption), std::string::npos) << caption;
+  EXPECT_NE(html.find("fast_1: over all the group&#39;s scored samples, the share whose first attempt is correct and "
+                      "strictly faster than nvcc (speedup &gt; 1;"),
+            std::string::npos);
 }
 
 TEST(EvalReportHtml, LevelChartHasCorrectAndFastBarsPerGroup) {
@@ -421,16 +466,21 @@ TEST(EvalReportHtml, HistogramCountsEveryCorrectTimedSample) {
   std::string svg = svgsOf(evalHtml(document()))[2];
   std::vector<Bin> bins = binsOf(svg);
   ASSERT_EQ(bins.size(), 2u) << svg;
-  EXPECT_EQ(bins[0].range, "1.19x–1.41x");
+  EXPECT_EQ(bins[0].range, "[1.19x, 1.41x)");
   EXPECT_EQ(bins[0].samples, 2);
-  EXPECT_EQ(bins[1].range, "2.38x–2.83x");
+  EXPECT_EQ(bins[1].range, "[2.38x, 2.83x)");
   EXPECT_EQ(bins[1].samples, 1);
   EXPECT_NEAR(bins[0].height, 2 * bins[1].height, 0.2); // heights proportional to counts
   EXPECT_NE(svg.find("class=\"ref\""), std::string::npos);
   EXPECT_NE(svg.find(">nvcc 1.0x</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">1x</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">2x</text>"), std::string::npos);
-  EXPECT_EQ(svg.find("no timings"), std::string::npos);
+  // Every bin edge is labelled with its speedup, 0.84x to 2.83x: the axis reads as bin ranges.
+  for (const char *edge : {">0.84x</text>", ">1.00x</text>", ">1.19x</text>", ">1.41x</text>", ">2.38x</text>",
+                           ">2.83x</text>"})
+    EXPECT_NE(svg.find(edge), std::string::npos) << edge;
+  EXPECT_NE(svg.find("speedup over nvcc: bins [low, high), each a quarter of a doubling (×1.19) wide"),
+            std::string::npos);
+  // Counts above the bars.
+  EXPECT_TRUE(std::regex_search(svg, std::regex(R"(text-anchor="middle">2</text>)"))) << svg;
 }
 
 TEST(EvalReportHtml, HistogramBinsSpanWideRanges) {
@@ -445,21 +495,64 @@ TEST(EvalReportHtml, HistogramBinsSpanWideRanges) {
   EXPECT_LE(countOf(svg, "<rect class=\"bin\""), 5u);
 }
 
-TEST(EvalReportHtml, UntimedEvalSaysSoAndChartsFast0) {
+TEST(EvalReportHtml, UntimedEvalLeavesTheHistogramOutSaysWhyAndChartsFast0) {
   std::string html = evalHtml(untimedDocument());
   expectSelfContained(html);
   std::vector<std::string> svgs = svgsOf(html);
-  ASSERT_EQ(svgs.size(), 3u);
-  EXPECT_NE(svgs[2].find("no timings (CPU emulator)"), std::string::npos);
-  EXPECT_EQ(countOf(svgs[2], "class=\"bin\""), 0u);
+  ASSERT_EQ(svgs.size(), 2u); // the level chart and the funnel; no empty histogram
+  EXPECT_EQ(html.find("Speedups of correct samples"), std::string::npos);
+  EXPECT_EQ(html.find("First attempts: speed"), std::string::npos);
+  EXPECT_NE(html.find("<p class=\"note untimed\">Nothing was timed: this eval ran on the CPU emulator"),
+            std::string::npos);
+  EXPECT_EQ(countOf(html, "Nothing was timed"), 1u); // one sentence, once
   EXPECT_NE(svgs[0].find("<title>L1 fast_0 (first attempts correct; not timed): 75.0%</title>"), std::string::npos);
   EXPECT_EQ(countOf(svgs[0], "<rect class=\"b-fast\" x="), 3u);
+  EXPECT_NE(html.find("fast_0: over all the group&#39;s scored samples, the share whose first attempt is correct "
+                      "(nothing was timed"),
+            std::string::npos);
 }
 
 TEST(EvalReportHtml, TimedFlagWithoutSpeedupsSaysNoTimings) {
   json doc = untimedDocument();
   doc["metrics"]["timed"] = true;
-  EXPECT_NE(svgsOf(evalHtml(doc))[2].find("no timings (CPU emulator)"), std::string::npos);
+  EXPECT_NE(svgsOf(evalHtml(doc))[2].find("no correct sample was timed"), std::string::npos);
+}
+
+// The headline's widest table, of an eval with k = 1, 5, 10 and two rounds, fits
+// a 1400 px window: the page's content is at most 80rem (1280 px) wide, and the table's
+// narrowest layout (each column as wide as its longest unbreakable word: header
+// cells wrap at spaces, figures never) at the 0.9rem (14.4 px) table font, with
+// 1rem of padding and a border per cell, stays inside it. Character widths are
+// bounded from above at 0.62 em (system-ui's digits are 0.55-0.6 em).
+TEST(EvalReportHtml, HeadlineTablesFitA1400PxWindow) {
+  json doc = document();
+  doc["metrics"]["ks"] = {1, 5, 10};
+  doc["model"] = "openai:a-very-long-organisation-name/and-an-even-longer-model-name-that-has-no-spaces-at-all-v2";
+  std::string html = evalHtml(doc);
+  EXPECT_NE(html.find("max-width: 80rem"), std::string::npos);
+  EXPECT_NE(html.find("td:not(.num) { overflow-wrap: anywhere; }"), std::string::npos); // long names wrap
+  EXPECT_NE(html.find("h1 { font-size: 1.5rem; overflow-wrap: anywhere; }"), std::string::npos);
+  EXPECT_NE(html.find(".table-wrap { max-width: 100%; overflow-x: auto; }"), std::string::npos);
+  const double charPx = 0.62 * 14.4, cellExtraPx = 16 + 1, pagePx = 1280;
+  size_t tables = 0;
+  for (size_t at = html.find("<h3>"); at != std::string::npos; at = html.find("<h3>", at + 1)) {
+    size_t table = html.find("<table>", at), end = html.find("</table>", at);
+    if (table == std::string::npos || end == std::string::npos || table > end) continue;
+    std::string header = html.substr(table, html.find("</thead>", table) - table);
+    std::vector<size_t> widest;
+    const std::regex cell(R"(<th[^>]*>([^<]*)</th>)");
+    for (auto it = std::sregex_iterator(header.begin(), header.end(), cell);
+         it != std::sregex_iterator(); ++it) {
+      size_t longestWord = 0, word = 0;
+      for (char c : (*it)[1].str() + " ") word = c == ' ' ? (longestWord = std::max(longestWord, word), 0) : word + 1;
+      widest.push_back(std::max<size_t>(longestWord, 7)); // figures: "100.0%" and "1.57x" are 6-7 characters
+    }
+    double px = 1;
+    for (size_t columns : widest) px += static_cast<double>(columns) * charPx + cellExtraPx;
+    EXPECT_LT(px, pagePx) << html.substr(at, 80) << ": " << widest.size() << " columns, about " << px << " px";
+    ++tables;
+  }
+  EXPECT_GE(tables, 4u);
 }
 
 TEST(EvalReportHtml, HostileNamesAreEscaped) {
@@ -524,6 +617,14 @@ TEST(EvalReportCompare, DifferencesInPointsAndRatios) {
   // Same suite version, different models: no note.
   EXPECT_EQ(md.find("**Note:**"), std::string::npos);
   EXPECT_NE(md.find("| model | openai:gpt-test | openai:gpt-next |\n"), std::string::npos);
+  // What each eval's prompts carried, side by side (n/a for evals recorded before prompt_parts).
+  EXPECT_NE(md.find("| prompt_parts | n/a | n/a |\n"), std::string::npos) << md;
+  json hinted = betterDocument();
+  hinted["parameters"]["prompt_parts"] = {"description", "hints"};
+  json bare = document();
+  bare["parameters"]["prompt_parts"] = {"description"};
+  EXPECT_NE(compareMarkdown(bare, hinted).find("| prompt_parts | description | description, hints |\n"),
+            std::string::npos);
 }
 
 TEST(EvalReportCompare, NotesDifferentRoundsAndStatuses) {
@@ -652,7 +753,7 @@ TEST(EvalReport, EmptyDocumentsRenderWithoutThrowing) {
     EXPECT_NE(md.find("No metrics."), std::string::npos);
     EXPECT_NE(md.find("No provenance."), std::string::npos);
     expectSelfContained(html);
-    EXPECT_EQ(svgsOf(html).size(), 3u);
+    EXPECT_EQ(svgsOf(html).size(), 2u); // no metrics: no histogram
   }
 }
 
@@ -666,7 +767,7 @@ TEST(EvalReport, PendingEvalWithNullMetrics) {
   EXPECT_NE(html.find("No metrics (status: pending)."), std::string::npos);
   expectSelfContained(html);
   std::vector<std::string> svgs = svgsOf(html);
-  ASSERT_EQ(svgs.size(), 3u);
+  ASSERT_EQ(svgs.size(), 2u);
   for (const std::string &svg : svgs) EXPECT_NE(svg.find(">no metrics</text>"), std::string::npos);
 }
 
@@ -692,17 +793,45 @@ TEST(EvalReport, OddTypesShowNotAvailableAndNeverThrow) {
   ASSERT_NO_THROW(html = evalHtml(doc));
   ASSERT_NO_THROW(compare = compareMarkdown(doc, document()));
   ASSERT_NO_THROW(board = leaderboardMarkdown({doc, json(), document()}, "core@1a2b3c4d5e6f"));
-  // ks falls back to the keys of overall.correct_at_k (none here): no k columns.
-  EXPECT_NE(md.find("| overall | n/a | 6 | 0 | n/a | n/a | n/a | n/a | 33.3% | 16.7% | 16.7% | 1.50x | 0.95 | 1.05 |\n"),
+  // ks falls back to the keys of overall.correct_at_k (none here): no k columns. A timed flag that is
+  // not true means untimed: no speed tables.
+  EXPECT_NE(md.find("| group | tasks | samples | no completion | fast_0 |\n| --- | ---: | ---: | ---: | ---: |\n"
+                    "| overall | n/a | 6 | 0 | n/a |\n"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| overall | 0.95 | 1.05 |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| 5 | high | n/a |"), std::string::npos) << md;
   EXPECT_NE(md.find("| lint | n/a | n/a |\n| compile | n/a | n/a |\n| faster | -2 | n/a |\n"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| created | 5 |\n"), std::string::npos);
   expectSelfContained(html);
-  EXPECT_EQ(svgsOf(html).size(), 3u);
-  EXPECT_NE(svgsOf(html)[2].find("no timings (CPU emulator)"), std::string::npos);
+  EXPECT_EQ(svgsOf(html).size(), 2u);
+  EXPECT_NE(html.find("Nothing was timed: no sample of this eval has a correct, timed attempt"), std::string::npos);
+}
+
+// The whole reports, exactly: a GPU eval of two rounds, the same on the CPU
+// emulator (nothing timed), and a GPU eval with k = 1, 5, 10 and a long model name.
+TEST(EvalReportGolden, GpuEval) {
+  golden::expectGolden("eval-gpu.md", evalMarkdown(document()));
+  golden::expectGolden("eval-gpu.html", evalHtml(document()));
+}
+
+TEST(EvalReportGolden, EmulatorEval) {
+  json doc = untimedDocument();
+  doc["provenance"]["executor"] = "isolated-emu";
+  golden::expectGolden("eval-emu.md", evalMarkdown(doc));
+  golden::expectGolden("eval-emu.html", evalHtml(doc));
+}
+
+TEST(EvalReportGolden, ManyKsAndALongModelName) {
+  json doc = document();
+  doc["metrics"]["ks"] = {1, 5, 10};
+  doc["model"] = "openai:a-very-long-organisation-name/and-an-even-longer-model-name-that-has-no-spaces-at-all-v2";
+  // Speedups from 0.001x to 1000x: many bins, slanted edge labels.
+  json &samples = doc["metrics"]["tasks"][2]["sample_outcomes"];
+  samples[0] = {{"slot", 0}, {"correct", true}, {"speedup", 0.001}};
+  samples[1] = {{"slot", 1}, {"correct", true}, {"speedup", 1000.0}};
+  golden::expectGolden("eval-wide.html", evalHtml(doc));
 }
 
 TEST(EvalReport, InvalidUtf8DoesNotThrow) {

@@ -2,6 +2,8 @@
 // chart, the best kernel's tables, escaping of hostile stored text, and runs
 // with missing or odd JSON.
 #include "report/Report.h"
+
+#include "Golden.h"
 #include "verify/Check.h"
 
 #include <gtest/gtest.h>
@@ -558,15 +560,67 @@ TEST(Report, EmulatorRunHasNoTimings) {
   }
   std::string md = markdownReport(data);
   std::string html = htmlReport(data);
-  EXPECT_NE(md.find("no timings (run on the CPU emulator)"), std::string::npos) << md;
+  // One sentence says why, once; the empty speed chart, the speedup column and
+  // the timings are left out, the counts per round stay.
+  const std::string why = "Nothing was timed: this run checked its candidates on the CPU emulator, which verifies "
+                          "results but measures no speed, so the speedup chart and the speed columns are left out.";
+  EXPECT_NE(md.find("| stopped because | n/a |\n\n" + why + "\n\n## Correct per round\n\n| round | correct / "
+                    "attempts |\n| ---: | ---: |\n| 1 | 1 / 1 |\n| 2 | 1 / 1 |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(countOf(md, "Nothing was timed"), 1u);
   EXPECT_NE(md.find("| total | 0 | 0 | 0 | 0 | 0 | 0 | 2 | 0 | 0 | 0 | 0 | 2 |"), std::string::npos) << md;
-  std::string svg = svgOf(html);
-  EXPECT_NE(svg.find(">no timings (run on the CPU emulator)</text>"), std::string::npos) << svg;
-  EXPECT_EQ(countOf(svg, "<circle"), 0u);
-  EXPECT_EQ(countOf(svg, "<polyline"), 0u);
+  EXPECT_NE(md.find("| round | slot | kind | tendency | temperature | candidate | verdict | registers | summary |"),
+            std::string::npos)
+      << md;
+  for (const char *gone : {"Best speedup per round", "### Timings", "No timings", "| speedup |"})
+    EXPECT_EQ(md.find(gone), std::string::npos) << gone;
+  EXPECT_NE(html.find("<p class=\"note untimed\">" + why + "</p>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<svg"), std::string::npos); // no empty chart
+  EXPECT_EQ(html.find("<h3>Timings</h3>"), std::string::npos);
+  EXPECT_EQ(html.find("<th class=\"num\">speedup</th>"), std::string::npos);
   // The best kernel is still shown: correct, untimed.
   EXPECT_NE(md.find("| speedup over nvcc | n/a |"), std::string::npos) << md;
-  EXPECT_NE(md.find("No timings."), std::string::npos);
+  // On a GPU where nothing correct was timed, another reason.
+  RunData gpu = data;
+  gpu.run.provenance["executor"] = "gpu";
+  for (auto &attempt : gpu.attempts) setResult(attempt, "wrong", std::nullopt);
+  EXPECT_NE(markdownReport(gpu).find("Nothing was timed: no candidate of this run was both correct and timed, so"),
+            std::string::npos);
+}
+
+// The whole run reports, exactly: the sample run (timed, three rounds) and one
+// on the CPU emulator (nothing timed).
+TEST(ReportGolden, SampleRun) {
+  golden::expectGolden("run-gpu.md", markdownReport(sampleRun()));
+  golden::expectGolden("run-gpu.html", htmlReport(sampleRun()));
+}
+
+TEST(ReportGolden, EmulatorRun) {
+  RunData data;
+  data.run.id = 9;
+  data.run.task = "vector_add";
+  data.run.provenance = {{"executor", "isolated-emu"}};
+  for (int round = 1; round <= 2; ++round) {
+    data.attempts.push_back(completed(round, 0, round, ".version 8.0"));
+    setResult(data.attempts.back(), "correct", std::nullopt);
+  }
+  golden::expectGolden("run-emu.md", markdownReport(data));
+  golden::expectGolden("run-emu.html", htmlReport(data));
+}
+
+// Each chart of the run report states its metric's definition under it.
+TEST(Report, ChartsStateTheirDefinitions) {
+  std::string html = htmlReport(sampleRun());
+  EXPECT_NE(html.find("</svg>\n<p class=\"caption\">best speedup: in each round, the highest speedup among its "
+                      "correct, timed candidates; speedup = nvcc&#39;s median time / the candidate&#39;s median time"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p class=\"caption\">Each attempt counts once, under the first stage it did not pass:"),
+            std::string::npos);
+  EXPECT_EQ(html.find("Nothing was timed"), std::string::npos);
+  std::string md = markdownReport(sampleRun());
+  EXPECT_NE(md.find("best speedup: in each round, the highest speedup"), std::string::npos);
 }
 
 } // namespace
