@@ -4,7 +4,10 @@
 // trials), and the emulated thread-instructions per second per host core.
 // Each task is measured with 1 host thread and with all cores, side by side.
 //
-//   ptxforge_emu_bench [--tasks vector_add,softmax_rows,...] [--reps 5] [--json FILE]
+//   ptxforge_emu_bench [--tasks vector_add,softmax_rows,...] [--reps 5] [--json FILE] [--profile]
+//
+// --profile runs every launch of the check with the emulator's profile on
+// (exec::LaunchConfig::profile), to measure what counting costs.
 #include "emu/EmuExecutor.h"
 #include "support/Stats.h"
 #include "tasks/Reference.h"
@@ -22,15 +25,74 @@
 
 using namespace ptxforge;
 
+namespace {
+
+/// Forwards everything to the emulator, with the profile on for every launch.
+class ProfilingExecutor final : public exec::Executor {
+public:
+  explicit ProfilingExecutor(exec::Executor &inner) : inner_(inner) {}
+  const exec::DeviceProperties &properties() const override { return inner_.properties(); }
+  exec::ModuleFormat moduleFormat() const override { return inner_.moduleFormat(); }
+  Result<exec::BufferHandle> allocate(uint64_t bytes) override { return inner_.allocate(bytes); }
+  Result<void> free(exec::BufferHandle buffer) override { return inner_.free(buffer); }
+  Result<void> copyToDevice(exec::BufferHandle dst, uint64_t offset, const void *src, uint64_t bytes) override {
+    return inner_.copyToDevice(dst, offset, src, bytes);
+  }
+  Result<void> copyToHost(void *dst, exec::BufferHandle src, uint64_t offset, uint64_t bytes) override {
+    return inner_.copyToHost(dst, src, offset, bytes);
+  }
+  Result<void> memset(exec::BufferHandle dst, uint64_t offset, uint8_t value, uint64_t bytes) override {
+    return inner_.memset(dst, offset, value, bytes);
+  }
+  Result<void> copyOnDevice(exec::BufferHandle dst, uint64_t dstOffset, exec::BufferHandle src, uint64_t srcOffset,
+                            uint64_t bytes) override {
+    return inner_.copyOnDevice(dst, dstOffset, src, srcOffset, bytes);
+  }
+  Result<void> setAccessibleRange(exec::BufferHandle buffer, uint64_t offset, uint64_t bytes) override {
+    return inner_.setAccessibleRange(buffer, offset, bytes);
+  }
+  Result<exec::ModuleHandle> loadModule(const std::vector<uint8_t> &image, exec::ModuleFormat format) override {
+    return inner_.loadModule(image, format);
+  }
+  Result<void> unloadModule(exec::ModuleHandle module) override { return inner_.unloadModule(module); }
+  Result<exec::KernelInfo> getKernel(exec::ModuleHandle module, const std::string &name) override {
+    return inner_.getKernel(module, name);
+  }
+  Result<exec::GlobalVariable> getGlobal(exec::ModuleHandle module, const std::string &name) override {
+    return inner_.getGlobal(module, name);
+  }
+  Result<void> launch(exec::KernelHandle kernel, const exec::LaunchConfig &config, const exec::PackedArgs &args) override {
+    exec::LaunchConfig profiled = config;
+    profiled.profile = true;
+    Result<void> ran = inner_.launch(kernel, profiled, args);
+    (void)inner_.takeProfiles();
+    return ran;
+  }
+  Result<void> synchronize() override { return inner_.synchronize(); }
+  Result<std::vector<float>> timeLaunch(exec::KernelHandle kernel, const exec::LaunchConfig &config,
+                                        const exec::PackedArgs &args, const exec::TimingOptions &options) override {
+    return inner_.timeLaunch(kernel, config, args, options);
+  }
+  Result<void> flushL2() override { return inner_.flushL2(); }
+  std::vector<exec::LaunchFinding> takeFindings() override { return inner_.takeFindings(); }
+
+private:
+  exec::Executor &inner_;
+};
+
+} // namespace
+
 int main(int argc, char **argv) {
   CLI::App app("Emulator speed: check time and thread-instructions per second per core");
   std::vector<std::string> names = {"vector_add", "saxpy",     "gelu",  "transpose_2d", "sum_reduction",
                                     "softmax_rows", "layernorm", "inclusive_scan_i32", "sgemm", "hgemm"};
   int reps = 5;
   std::string jsonPath;
+  bool profile = false;
   app.add_option("--tasks", names, "Tasks to run")->delimiter(',');
   app.add_option("--reps", reps, "Checks per task and thread count");
   app.add_option("--json", jsonPath, "Write the results here");
+  app.add_flag("--profile", profile, "Profile every launch (what the emulator's profile costs)");
   CLI11_PARSE(app, argc, argv);
 
   Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots());
@@ -70,7 +132,9 @@ int main(int argc, char **argv) {
         verify::CheckOptions check;
         check.shapeIndices = task->smallShapes;
         auto start = std::chrono::steady_clock::now();
-        Result<verify::CheckResult> result = verify::check(*task, reference->ptx, executor.get(), check);
+        ProfilingExecutor profiling(*executor);
+        Result<verify::CheckResult> result =
+            verify::check(*task, reference->ptx, profile ? &profiling : executor.get(), check);
         wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         if (!result || result->verdict != verify::Verdict::Correct) {
           fmt::print(stderr, "error: {}: {}\n", name, result ? result->summary : result.error().message);
@@ -95,7 +159,7 @@ int main(int argc, char **argv) {
   }
   if (!jsonPath.empty()) {
     std::ofstream out(jsonPath);
-    out << nlohmann::json{{"host_cores", cores}, {"reps", reps}, {"rows", rows}}.dump(2) << '\n';
+    out << nlohmann::json{{"host_cores", cores}, {"reps", reps}, {"profile", profile}, {"rows", rows}}.dump(2) << '\n';
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "emu/EmuExecutor.h"
 
 #include "emu/Decoder.h"
+#include "emu/Profile.h"
 #include "ptx/Parser.h"
 
 #include <fmt/format.h>
@@ -256,8 +257,16 @@ public:
       launch.hasDeadline = true;
       launch.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
     }
+    // A profiled launch runs an instrumented copy of the program (Profile.h).
+    std::unique_ptr<LaunchProfiler> profiler;
+    if (config.profile) {
+      profiler = std::make_unique<LaunchProfiler>(program);
+      launch.program = &profiler->program();
+      launch.profile = profiler.get();
+    }
     auto start = std::chrono::steady_clock::now();
     runLaunch(launch);
+    if (profiler) profiles_.push_back(profiler->finish(launch));
     counters_.launches += 1;
     counters_.warpInstructions += launch.steps.load();
     counters_.threadInstructions += launch.threadInstructions.load();
@@ -286,6 +295,7 @@ public:
   Result<void> flushL2() override { return {}; }
 
   std::vector<exec::LaunchFinding> takeFindings() override { return std::exchange(findings_, {}); }
+  std::vector<exec::LaunchProfile> takeProfiles() override { return std::exchange(profiles_, {}); }
   const EmuCounters &counters() const { return counters_; }
 
 private:
@@ -333,6 +343,7 @@ private:
   uint64_t nextModule_ = 1;
   uint64_t nextAddress_ = kGlobalBase;
   std::vector<exec::LaunchFinding> findings_;
+  std::vector<exec::LaunchProfile> profiles_;
   EmuCounters counters_;
 };
 

@@ -116,6 +116,7 @@ struct Launch {
   uint64_t launchIndex = 0; ///< this process's launch counter (1-based), set by runLaunch
   uint64_t salt = 0;        ///< mixBits of the launch index and CheckOptions::memorySeed
   CrossCtaState *crossCta = nullptr; ///< set by runLaunch when the cross-CTA racecheck runs
+  class LaunchProfiler *profile = nullptr; ///< a profiled launch's counters (Profile.h); program is its copy
 
   std::atomic<bool> aborted{false};
   std::atomic<uint64_t> steps{0};              ///< warp-instructions executed

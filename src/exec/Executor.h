@@ -6,6 +6,7 @@
 // error name.
 #pragma once
 
+#include "exec/LaunchProfile.h"
 #include "support/Result.h"
 
 #include <cstddef>
@@ -137,6 +138,9 @@ struct LaunchConfig {
   Dim3 block;
   uint32_t dynamicSharedBytes = 0; ///< > 48 KiB opts the kernel in automatically
   uint32_t timeoutMs = 0;
+  /// Count memory behaviour per PTX line during this launch (the emulator;
+  /// other executors ignore it): takeProfiles() returns it.
+  bool profile = false;
   friend bool operator==(const LaunchConfig &, const LaunchConfig &) = default;
 };
 
@@ -359,6 +363,10 @@ public:
   /// The sanitizer findings of the launches since the last call (the
   /// emulator's memcheck, racecheck, initcheck, synccheck); empty for the GPU.
   virtual std::vector<LaunchFinding> takeFindings() { return {}; }
+  /// The profiles of the launches since the last call that asked for one
+  /// (LaunchConfig::profile), in launch order; empty where the executor does
+  /// not profile (the GPU: Nsight Compute does that).
+  virtual std::vector<LaunchProfile> takeProfiles() { return {}; }
 
   /// Runs one vendor-library call (cuBLAS on the GPU) and waits for it. The
   /// default, for executors without a vendor library (the emulator): an Error

@@ -459,6 +459,17 @@ std::vector<LaunchFinding> IsolatedExecutor::takeFindings() {
   return std::move(answer->findings);
 }
 
+std::vector<LaunchProfile> IsolatedExecutor::takeProfiles() {
+  if (options_.backend != "emu" || !worker_.running())
+    return {};
+  Request request;
+  request.op = Op::TakeProfiles;
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return {};
+  return std::move(answer->profiles);
+}
+
 Result<void> IsolatedExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint8_t value, uint64_t bytes) {
   Result<uint64_t> address = remote(buffers_, dst.value, "buffer");
   if (!address)

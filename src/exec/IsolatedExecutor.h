@@ -92,6 +92,7 @@ public:
   }
   Result<void> setAccessibleRange(BufferHandle buffer, uint64_t offset, uint64_t bytes) override;
   std::vector<LaunchFinding> takeFindings() override;
+  std::vector<LaunchProfile> takeProfiles() override;
   Result<BufferHandle> allocate(uint64_t bytes) override;
   /// Freeing a buffer lost with a dead worker succeeds and does nothing.
   Result<void> free(BufferHandle buffer) override;

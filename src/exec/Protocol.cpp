@@ -35,6 +35,7 @@ const char *opName(Op op) {
   case Op::GetGlobal: return "get-global";
   case Op::CopyToDeviceStaged: return "copy-to-device-staged";
   case Op::CopyToHostStaged: return "copy-to-host-staged";
+  case Op::TakeProfiles: return "take-profiles";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -131,6 +132,7 @@ void putConfig(Writer &writer, const LaunchConfig &config) {
   writer.putDim(config.block);
   writer.put(config.dynamicSharedBytes);
   writer.put(config.timeoutMs);
+  writer.put(static_cast<uint8_t>(config.profile ? 1 : 0));
 }
 LaunchConfig getConfig(Reader &reader) {
   LaunchConfig config;
@@ -138,7 +140,50 @@ LaunchConfig getConfig(Reader &reader) {
   config.block = reader.getDim();
   config.dynamicSharedBytes = reader.get<uint32_t>();
   config.timeoutMs = reader.get<uint32_t>();
+  config.profile = reader.get<uint8_t>() != 0;
   return config;
+}
+
+// A LaunchProfile: the launch's figures, then its lines.
+void putProfile(Writer &writer, const LaunchProfile &profile) {
+  writer.putString(profile.kernel);
+  for (uint32_t value : profile.grid) writer.put(value);
+  for (uint32_t value : profile.block) writer.put(value);
+  writer.put(profile.warpInstructions);
+  writer.put(profile.threadInstructions);
+  writer.put(static_cast<uint32_t>(profile.lines.size()));
+  for (const LineProfile &line : profile.lines) {
+    writer.put(line.line);
+    writer.putString(line.instruction);
+    for (uint64_t value : {line.executions, line.globalRequests, line.globalSectors, line.globalIdealSectors,
+                           line.globalBytes, line.sharedRequests, line.sharedWavefronts, line.sharedIdealWavefronts,
+                           line.localRequests, line.localBytes})
+      writer.put(value);
+    writer.put(static_cast<uint8_t>((line.store ? 1 : 0) | (line.atomic ? 2 : 0)));
+  }
+}
+LaunchProfile getProfile(Reader &reader) {
+  LaunchProfile profile;
+  profile.kernel = reader.getString();
+  for (uint32_t &value : profile.grid) value = reader.get<uint32_t>();
+  for (uint32_t &value : profile.block) value = reader.get<uint32_t>();
+  profile.warpInstructions = reader.get<uint64_t>();
+  profile.threadInstructions = reader.get<uint64_t>();
+  const uint32_t lineCount = reader.getCount(4 + 8 + 10 * 8 + 1);
+  for (uint32_t index = 0; index < lineCount; ++index) {
+    LineProfile line;
+    line.line = reader.get<uint32_t>();
+    line.instruction = reader.getString();
+    for (uint64_t *value : {&line.executions, &line.globalRequests, &line.globalSectors, &line.globalIdealSectors,
+                            &line.globalBytes, &line.sharedRequests, &line.sharedWavefronts,
+                            &line.sharedIdealWavefronts, &line.localRequests, &line.localBytes})
+      *value = reader.get<uint64_t>();
+    const uint8_t flags = reader.get<uint8_t>();
+    line.store = flags & 1;
+    line.atomic = flags & 2;
+    profile.lines.push_back(std::move(line));
+  }
+  return profile;
 }
 
 void putOperand(Writer &writer, const LibraryOperand &operand) {
@@ -181,7 +226,7 @@ LibraryCall getLibraryCall(Reader &reader) {
 }
 
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::CopyToHostStaged)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TakeProfiles)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 
@@ -315,6 +360,8 @@ std::vector<uint8_t> encode(const Response &response) {
     writer.putString(finding.message);
     writer.put(finding.line);
   }
+  writer.put(static_cast<uint32_t>(response.profiles.size()));
+  for (const LaunchProfile &profile : response.profiles) putProfile(writer, profile);
   return writer.take();
 }
 
@@ -363,6 +410,8 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
     finding.line = reader.get<uint32_t>();
     response.findings.push_back(std::move(finding));
   }
+  const uint32_t profileCount = reader.getCount(8 + 6 * 4 + 8 + 8 + 4);
+  for (uint32_t index = 0; index < profileCount; ++index) response.profiles.push_back(getProfile(reader));
   if (Result<void> ok = reader.finish("response"); !ok)
     return ok.error();
   return response;

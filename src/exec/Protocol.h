@@ -47,6 +47,7 @@ enum class Op : uint8_t {
   /// the socket: the parent puts `bytes` at its start, or the worker does.
   CopyToDeviceStaged, ///< handle, offset, bytes (the data: staging[0, bytes))
   CopyToHostStaged,   ///< handle, offset, bytes -> staging[0, bytes)
+  TakeProfiles,       ///< -> profiles (the emulator's profiled launches)
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering
@@ -90,6 +91,7 @@ struct Response {
   KernelInfo kernel;
   DeviceProperties properties;
   std::vector<LaunchFinding> findings;
+  std::vector<LaunchProfile> profiles;
   friend bool operator==(const Response &, const Response &) = default;
 };
 

@@ -28,6 +28,7 @@ Request sampleRequest() {
   request.config.block = {256, 1, 1};
   request.config.dynamicSharedBytes = 100 * 1024;
   request.config.timeoutMs = 1500;
+  request.config.profile = true;
   request.args = KernelArgs().buffer(BufferHandle{42}).scalar<uint32_t>(7).scalar<double>(0.5).pack();
   request.timing = TimingOptions{3, 20, false, 9000, {}};
   request.timing.beforeEachLaunch = {{BufferHandle{5}, 1024, BufferHandle{6}, 0, 4096, 0},
@@ -64,6 +65,13 @@ Response sampleResponse() {
   response.properties.backend = "gpu";
   response.findings = {{"racecheck", true, "racecheck: shared-memory read-after-write hazard ...", 42},
                        {"initcheck", false, "initcheck: a register that was never written ...", 7}};
+  LaunchProfile profile;
+  profile.kernel = "transpose";
+  profile.grid[0] = 8, profile.block[1] = 32;
+  profile.warpInstructions = 1234, profile.threadInstructions = 39488;
+  profile.lines.push_back({17, "ld.shared.f32 %f1, [%r4]", 64, 0, 0, 0, 0, 64, 2048, 64, 0, 0, false, false});
+  profile.lines.push_back({21, "st.global.f32 [%rd8], %f1", 64, 64, 2048, 256, 8192, 0, 0, 0, 3, 12, true, true});
+  response.profiles = {profile, LaunchProfile{}};
   return response;
 }
 

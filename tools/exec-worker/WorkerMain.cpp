@@ -168,6 +168,9 @@ Response Worker::serve(const Request &request) {
   case Op::TakeFindings:
     response.findings = executor.takeFindings();
     break;
+  case Op::TakeProfiles:
+    response.profiles = executor.takeProfiles();
+    break;
   case Op::CopyOnDevice:
     check(executor.copyOnDevice(BufferHandle{request.handle}, request.offset, BufferHandle{request.handle2},
                                 request.offset2, request.bytes));
