@@ -223,9 +223,11 @@ Result<CheckRequest> CheckRequest::fromJson(const nlohmann::json &body, const st
       read = wantBool(request.lint);
     } else if (key == "sanitizer") {
       read = wantBool(request.sanitizer);
+    } else if (key == "profile") {
+      read = wantBool(request.profile);
     } else if (std::find(allowedExtraKeys.begin(), allowedExtraKeys.end(), key) == allowedExtraKeys.end()) {
       return badRequest(fmt::format("unknown key '{}' (known: task, ptx, answer, shapes, extra_shapes, seed, trials, "
-                                    "drawn_shapes, timing_rounds, timeout_ms, arch, bench, lint, sanitizer{}{})",
+                                    "drawn_shapes, timing_rounds, timeout_ms, arch, bench, lint, sanitizer, profile{}{})",
                                     key, allowedExtraKeys.empty() ? "" : ", ",
                                     [&] {
                                       std::string extra;
@@ -298,6 +300,7 @@ Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest 
   options.seed = request.seed;
   options.benchmark = request.benchmark;
   options.lint = request.lint;
+  options.profile = request.profile;
   // The emulator checks the task's small shapes unless told otherwise.
   Result<std::vector<size_t>> shapes =
       selectShapes(task, !request.shapes.empty() ? request.shapes : emulated_ ? "small" : "all");

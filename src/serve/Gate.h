@@ -74,10 +74,11 @@ struct CheckRequest {
   bool benchmark = true;
   bool lint = true;
   bool sanitizer = true;                ///< on a GPU: also run the emulator's sanitizers
+  bool profile = false;                 ///< the emulator's profile and estimate (verify::CheckOptions::profile)
 
   /// Reads the JSON form: {"task", "ptx" or "answer", "shapes", "extra_shapes",
   /// "seed", "trials", "drawn_shapes", "timing_rounds", "timeout_ms", "arch",
-  /// "bench", "lint", "sanitizer"}. Unknown keys and wrong types are errors
+  /// "bench", "lint", "sanitizer", "profile"}. Unknown keys and wrong types are errors
   /// (code "bad-request") that name the key, so that a typo is never ignored.
   /// `allowedExtraKeys` are accepted and left to the caller.
   static Result<CheckRequest> fromJson(const nlohmann::json &body,

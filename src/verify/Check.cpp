@@ -13,6 +13,7 @@
 // machine's measured ceilings rejected; on a GPU machine, the emulator's
 // sanitizers as a second opinion.
 #include "verify/Check.h"
+#include "verify/Profile.h"
 
 #include "verify/Ceilings.h"
 #include "verify/Digest.h"
@@ -1569,6 +1570,10 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
     }
   }
 
+  // The emulator's profile of the correct candidate and of the reference.
+  if (options.profile)
+    addProfile(task, candidate, *reference, primary.emulated() ? executor : options.sanitizer, options, result);
+
   const size_t shapes = primary.shapeCount();
   const std::string checked = fmt::format("{} shape(s) x {} trial(s){}", shapes - primary.drawnCount(), trials,
                                           primary.drawnCount() ? fmt::format(" + {} drawn shape(s)", primary.drawnCount())
@@ -1737,7 +1742,8 @@ nlohmann::json occupancyJson(const std::optional<OccupancyReport> &report) {
 
 } // namespace
 
-nlohmann::json toJson(const CheckResult &result) {
+/// toJson(CheckResult) but for the profile, which only a profiled check has.
+static nlohmann::json toJsonWithoutProfile(const CheckResult &result) {
   nlohmann::json resources = nullptr;
   if (result.compile) {
     const toolchain::ResourceUsage &r = result.compile->resources;
@@ -1833,6 +1839,12 @@ nlohmann::json toJson(const CheckResult &result) {
             {"compiler", result.compile ? result.compile->toolVersion : std::string()}}}};
 }
 
+nlohmann::json toJson(const CheckResult &result) {
+  nlohmann::json json = toJsonWithoutProfile(result);
+  if (result.profile) json["profile"] = toJson(*result.profile);
+  return json;
+}
+
 std::string formatText(const CheckResult &result) {
   // Summaries that already open with the verdict ("wrong on ...", "rejected: ...")
   // are not prefixed with it a second time.
@@ -1867,6 +1879,7 @@ std::string formatText(const CheckResult &result) {
     if (b.gflops) out += fmt::format(", {:.0f} GFLOP/s (baseline {:.0f})", *b.gflops, b.baselineGflops.value_or(0));
     out += "\n";
   }
+  if (result.profile) out += formatProfileText(*result.profile);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "tasks/TaskSpec.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Occupancy.h"
+#include "verify/ProfileReport.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -65,6 +66,10 @@ struct CheckOptions {
   /// GPU) passed; `correct` then needs both. Null: the primary alone.
   exec::Executor *sanitizer = nullptr;
   std::vector<size_t> sanitizerShapeIndices; ///< empty: the task's small shapes
+  /// After a correct verdict, profile the candidate and the reference in the
+  /// emulator (the primary executor, or `sanitizer` on a GPU machine) on the
+  /// largest small shape: CheckResult::profile (verify/Profile.h).
+  bool profile = false;
 };
 
 /// One output buffer of one checked launch.
@@ -154,6 +159,7 @@ struct CheckResult {
   std::vector<std::string> stateLeft;
   std::string sanitizer; ///< the second executor's device ("" when none ran)
   std::optional<OccupancyReport> occupancy; ///< when it compiled and a launch was resolved
+  std::optional<ProfileReport> profile;     ///< CheckOptions::profile, when the candidate was correct
   StageTimes times;
   // Provenance.
   std::string task;

@@ -4,6 +4,7 @@
 // field is checked for presence and type, and the first problem comes back as
 // an InvalidInput naming its JSON Pointer; no nlohmann exception escapes.
 #include "verify/Check.h"
+#include "verify/Profile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -177,6 +178,38 @@ tasks::Shape readShape(Reader &reader, const Node &node) {
   for (const auto &[name, value] : node.value->items())
     shape[name] = reader.integer<int64_t>(Node{&value, node.path + "/" + escapePointerToken(name)});
   return shape;
+}
+
+/// toJson's "occupancy": what the optimize prompt shows of it comes back the same.
+OccupancyReport readOccupancy(Reader &reader, const Node &node) {
+  OccupancyReport report;
+  report.shape = readShape(reader, reader.field(node, "shape"));
+  auto dims = [&](std::string_view key, std::array<uint32_t, 3> &out) {
+    std::vector<Node> values = reader.elements(reader.field(node, key));
+    if (values.size() != 3 && !reader.failed()) reader.fail(reader.field(node, key), "expected 3 dimensions");
+    for (size_t i = 0; i < values.size() && i < 3; ++i) out[i] = reader.integer<uint32_t>(values[i]);
+  };
+  dims("block", report.launch.block);
+  dims("grid", report.launch.grid);
+  report.launch.smem = reader.integer<uint32_t>(node, "dynamic_shared_bytes");
+  report.staticSharedBytes = reader.integer<int>(node, "static_shared_bytes");
+  report.registers = reader.integer<int>(node, "registers");
+  report.registersFrom = reader.text(node, "registers_from");
+  toolchain::Occupancy &o = report.occupancy;
+  o.sharedBytesPerBlock = reader.integer<int>(node, "shared_bytes_per_block");
+  o.launchable = reader.flag(node, "launchable");
+  o.blocksPerSm = reader.integer<int>(node, "blocks_per_sm");
+  o.warpsPerSm = reader.integer<int>(node, "warps_per_sm");
+  o.occupancy = reader.number(node, "occupancy");
+  o.limiter = reader.text(node, "limiter");
+  Node by = reader.field(node, "blocks_by");
+  o.blocksByRegisters = reader.integer<int>(by, "registers");
+  o.blocksBySharedMemory = reader.integer<int>(by, "shared_memory");
+  o.blocksByWarps = reader.integer<int>(by, "warps");
+  o.blocksBySlots = reader.integer<int>(by, "slots");
+  o.waves = reader.number(node, "waves");
+  o.smCount = reader.integer<int>(node, "sm_count");
+  return report;
 }
 
 std::array<uint32_t, 3> readDims(Reader &reader, const Node &node) {
@@ -356,6 +389,10 @@ CheckResult readCheckResult(Reader &reader, const Node &root) {
     result.kernel = info;
   }
 
+  // Absent from documents written before occupancy was reported.
+  Node occupancy = reader.field(root, "occupancy", true);
+  if (occupancy.value && !occupancy.value->is_null()) result.occupancy = readOccupancy(reader, occupancy);
+
   result.trials = readTrials(reader, reader.field(root, "correctness"));
   result.benchmarks = readBenchmarks(reader, reader.field(root, "timing"));
   result.executorError = reader.text(root, "executor_error");
@@ -382,6 +419,11 @@ Result<CheckResult> checkResultFromJson(const nlohmann::json &json) {
     Reader reader;
     CheckResult result = readCheckResult(reader, Node{&json, ""});
     if (reader.failed()) return reader.error();
+    if (auto profile = json.find("profile"); profile != json.end()) {
+      Result<ProfileReport> report = profileReportFromJson(*profile);
+      if (!report) return makeError(ErrorKind::InvalidInput, "check result JSON: /profile: " + report.error().message);
+      result.profile = std::move(*report);
+    }
     return result;
   } catch (const nlohmann::json::exception &e) {
     return makeError(ErrorKind::InvalidInput, std::string("check result JSON: ") + e.what());

@@ -37,6 +37,7 @@ struct CheckCli {
   bool noSanitizer = false;
   bool noBench = false;
   bool noLint = false;
+  bool profile = false;
 };
 
 /// baseline and crosscheck.
@@ -91,6 +92,7 @@ serve::CheckRequest checkRequestFor(const CheckCli &cli, const Input &input) {
   request.arch = cli.gate.arch;
   request.benchmark = !cli.noBench;
   request.lint = !cli.noLint;
+  request.profile = cli.profile;
   request.sanitizer = !cli.noSanitizer;
   return request;
 }
@@ -334,6 +336,9 @@ void registerCheck(CLI::App &app, int &exitCode) {
   check->add_flag("--no-sanitizer", cli.noSanitizer, "On a GPU, skip the emulator's sanitizer pass");
   check->add_flag("--no-bench", cli.noBench, "Check correctness only");
   check->add_flag("--no-lint", cli.noLint, "Go on past lint errors (to find lint false positives)");
+  check->add_flag("--profile", cli.profile,
+                  "After a correct verdict, profile the candidate and the reference in the emulator (bank conflicts, "
+                  "sectors per request per line) and estimate their time ratio (docs/emulator.md)");
   check->callback([shared, &exitCode] { exitCode = runCheck(*shared); });
 }
 
