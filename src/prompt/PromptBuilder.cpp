@@ -7,6 +7,7 @@
 #include "ptx/Parser.h"
 #include "tasks/Compare.h"
 #include "tasks/Expression.h"
+#include "verify/Profile.h"
 
 #include <fmt/format.h>
 
@@ -459,6 +460,80 @@ std::string formatTimings(const verify::CheckResult &result) {
   return out;
 }
 
+std::string formatPosition(const verify::CheckResult &result) {
+  std::string out;
+  const verify::BenchmarkReport *timed = verify::headlineBenchmark(result);
+  const std::optional<verify::ProfileReport> &profile = result.profile;
+  if (!timed && profile)
+    out += "- Nothing was timed (no GPU here): the figures below are the emulator's estimate, not a measurement, from " +
+           profile->basis + ".\n";
+  else if (!timed)
+    out += "- Nothing was timed and no profile ran: no figures about speed.\n";
+  if (timed) {
+    std::string position;
+    if (timed->bandwidthFraction) position += fmt::format("{:.0f}% of the DRAM bandwidth", *timed->bandwidthFraction * 100);
+    if (timed->copyCeilingFraction)
+      position += fmt::format("{}{:.0f}% of the measured copy ceiling", position.empty() ? "" : ", ", *timed->copyCeilingFraction * 100);
+    if (timed->fp32CeilingFraction)
+      position += fmt::format("{}{:.0f}% of the measured FP32 ceiling", position.empty() ? "" : ", ", *timed->fp32CeilingFraction * 100);
+    if (!position.empty())
+      out += fmt::format("- Measured on {}: {}.\n", tasks::shapeToString(timed->shape), position);
+  }
+  if (profile && profile->candidate.occupancy) {
+    // The occupancy of the launch the profile ran, on the shape its figures are for.
+    const verify::KernelProfileReport &mine = profile->candidate;
+    out += fmt::format("- Occupancy on {}: {} (block {}x{}x{}, {} registers per thread from the {}, {} B static + {} B "
+                       "dynamic shared memory).\n",
+                       tasks::shapeToString(profile->shape), toolchain::describe(*mine.occupancy), mine.launch.block[0],
+                       mine.launch.block[1], mine.launch.block[2], mine.registers, mine.registersFrom,
+                       mine.staticSharedBytes, mine.launch.smem);
+  } else if (result.occupancy) {
+    const verify::OccupancyReport &o = *result.occupancy;
+    out += fmt::format("- Occupancy on {}: {} (block {}x{}x{}, {} registers per thread from the {}, {} B static + {} B "
+                       "dynamic shared memory).\n",
+                       tasks::shapeToString(o.shape), toolchain::describe(o.occupancy), o.launch.block[0],
+                       o.launch.block[1], o.launch.block[2], o.registers, o.registersFrom, o.staticSharedBytes,
+                       o.launch.smem);
+  }
+  if (profile) {
+    const verify::KernelProfileReport &mine = profile->candidate;
+    if (!timed && mine.estimatedSeconds > 0) {
+      double bandwidth = static_cast<double>(mine.globalSectors) * 32 / mine.estimatedSeconds / 1e9;
+      std::string position = fmt::format("{:.0f}% of the DRAM bandwidth ({:.0f} of {:.0f} GB/s)",
+                                         100 * bandwidth / profile->ceilings.dramGBs, bandwidth, profile->ceilings.dramGBs);
+      if (profile->flops && *profile->flops > 0) {
+        double rate = *profile->flops / mine.estimatedSeconds / 1e9;
+        double ceiling = mine.tensorCores ? profile->ceilings.tensorGflops : profile->ceilings.fp32Gflops;
+        position += fmt::format(", {:.0f}% of the {} rate", 100 * rate / ceiling, mine.tensorCores ? "tensor-core" : "FP32");
+      }
+      out += fmt::format("- Estimated position on {}: {}; bound by {}.\n", tasks::shapeToString(profile->shape),
+                         position, mine.bound);
+    }
+    out += "- Estimate: " + verify::describeEstimate(*profile) + ".\n";
+    out += fmt::format("- Your memory traffic on {} (the emulator's exact counts): {}.\n",
+                       tasks::shapeToString(profile->shape), verify::describeTotals(mine));
+    out += "- The reference's, for comparison: " + verify::describeTotals(profile->reference) + ".\n";
+    std::vector<std::string> offenders = verify::profileOffenders(mine, 5);
+    if (offenders.empty())
+      out += "- No bank conflicts, no uncoalesced global accesses and no local memory in your kernel.\n";
+    else {
+      out += "- Lines to look at (line numbers of your module above):\n";
+      for (const std::string &line : offenders) out += "  - " + line + "\n";
+    }
+  }
+  return out;
+}
+
+std::string formatSpeedup(const verify::CheckResult &result) {
+  if (const verify::BenchmarkReport *largest = verify::headlineBenchmark(result))
+    return fmt::format("{:.2f}x", largest->speedup);
+  if (result.profile && result.profile->estimatedSpeedup > 0)
+    return fmt::format("not measured; estimated {:.2f}x the reference on {} from the emulator's profile (an estimate, "
+                       "not a timing)",
+                       result.profile->estimatedSpeedup, tasks::shapeToString(result.profile->shape));
+  return "unknown";
+}
+
 std::string skeletonFeedback(const tasks::TaskSpec &task, std::string_view skeletonPtx) {
   std::vector<ptx::Diagnostic> diagnostics = ptx::lintSource(skeletonPtx);
   for (ptx::Diagnostic &diagnostic : verify::gateChecks(task, skeletonPtx)) diagnostics.push_back(std::move(diagnostic));
@@ -549,14 +624,14 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
   }
   if (wants(Strategy::Optimize)) {
     const Attempt &attempt = *input.previous;
-    const verify::BenchmarkReport *largest = verify::headlineBenchmark(attempt.result);
     sections.push_back(
         {"optimize",
          {{"previous_ptx", attempt.ptx},
           {"summary", attempt.result.summary},
           {"resources", formatResources(attempt.result)},
           {"timings", formatTimings(attempt.result)},
-          {"speedup", largest ? fmt::format("{:.2f}x", largest->speedup) : "unknown"},
+          {"position", formatPosition(attempt.result)},
+          {"speedup", formatSpeedup(attempt.result)},
           {"objective", input.objective.empty()
                             ? "a lower median time than nvcc's baseline on the largest shape, staying correct"
                             : input.objective}}});

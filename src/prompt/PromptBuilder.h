@@ -118,6 +118,15 @@ std::string formatFeedback(const verify::CheckResult &result, std::string_view p
 /// Resources and timings of a correct check, as the optimize prompt shows them.
 std::string formatResources(const verify::CheckResult &result);
 std::string formatTimings(const verify::CheckResult &result);
+/// Where a correct kernel stands, as the optimize prompt shows it: its
+/// position against the device's ceilings, occupancy and its limiter, the
+/// emulator's profile (bank conflicts and coalescing, the worst lines) beside
+/// the reference's, and the estimated ratio; when nothing was timed it says
+/// the figures are the emulator's estimate and what that rests on.
+std::string formatPosition(const verify::CheckResult &result);
+/// The optimize prompt's "current speedup": measured, else the profile's
+/// estimate (labelled one), else "unknown".
+std::string formatSpeedup(const verify::CheckResult &result);
 
 /// What the lint and the gate's static checks say of a skeleton, as the fill
 /// request shows it: "no problems found" or the diagnostics with lines. Missing

@@ -74,6 +74,7 @@ nlohmann::json optionsToJson(const SolveOptions &options) {
   };
   // Only a shard's runs have it: the parameters of whole runs stay as they were.
   if (!options.slots.empty()) json["slots"] = options.slots;
+  if (options.check.profile) json["check"]["profile"] = true; // runs before profiles stay as they were
   // Only runs with streaming checks have it, likewise.
   if (options.guidedStream.enabled)
     json["guided_stream"] = {{"max_backtracks", options.guidedStream.maxBacktracks},
@@ -126,6 +127,7 @@ Result<SolveOptions> optionsFromJson(const nlohmann::json &json) {
     options.check.repetitionsPerRound = check.at("repetitions_per_round").get<int>();
     options.check.launchTimeoutMs = check.at("launch_timeout_ms").get<uint32_t>();
     options.check.lint = check.at("lint").get<bool>();
+    options.check.profile = check.value("profile", false);
     options.check.arch = options.arch;
     return options;
   } catch (const nlohmann::json::exception &error) {

@@ -288,9 +288,9 @@ Result<ProfileReport> profileCandidate(const tasks::TaskSpec &task, const Candid
   if (report.candidate.estimatedSeconds > 0 && report.reference.estimatedSeconds > 0)
     report.estimatedSpeedup = report.reference.estimatedSeconds / report.candidate.estimatedSeconds;
   report.basis = fmt::format(
-      "an estimate, not a measurement: the emulator's exact counts on {} (32-byte sectors x 32 bytes at device-memory "
-      "bandwidth, shared-memory wavefronts, warp-instructions issued{}) over waves of the blocks occupancy lets "
-      "reside, at {}; caches, latencies and clocks are not modelled",
+      "the emulator's exact counts on {} (32-byte sectors x 32 bytes at device-memory bandwidth, shared-memory "
+      "wavefronts, warp-instructions issued{}) over waves of the blocks occupancy lets reside, at {}; caches, "
+      "latencies and clocks are not modelled",
       tasks::shapeToString(report.shape), report.flops ? ", the task's FLOPs" : "", report.ceilings.source);
   return report;
 }
@@ -390,7 +390,7 @@ std::string formatProfileText(const ProfileReport &r, size_t topLines) {
   out += "    reference: " + describeTotals(r.reference) + "\n";
   for (const std::string &line : profileOffenders(r.reference, topLines)) out += "      " + line + "\n";
   out += "    " + describeEstimate(r) + "\n";
-  out += "    (" + r.basis + ")\n";
+  out += "    (an estimate, not a measurement, from " + r.basis + ")\n";
   return out;
 }
 

@@ -61,7 +61,7 @@ struct ProfileReport {
   /// Estimated reference time / candidate time (> 1: the candidate is
   /// estimated faster); 0 when either estimate is missing.
   double estimatedSpeedup = 0;
-  std::string basis;     ///< what the estimate rests on, in one sentence
+  std::string basis;     ///< what the estimate rests on ("the emulator's exact counts on ...")
 };
 
 } // namespace ptxforge::verify

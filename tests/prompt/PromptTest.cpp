@@ -1,6 +1,7 @@
 // Each strategy's prompt for the saxpy and sgemm tasks contains what it must.
 #include "prompt/PromptBuilder.h"
 #include "tasks/Reference.h"
+#include "verify/Profile.h"
 
 #include <gtest/gtest.h>
 
@@ -285,6 +286,65 @@ TEST(Prompt, OptimizeShowsResourcesAndTimings) {
   EXPECT_NE(refused.error().message.find("use repair"), std::string::npos);
   EXPECT_FALSE(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::Repair}, templates()).ok());
   EXPECT_FALSE(buildPrompt(input, {Strategy::Repair, Strategy::Optimize}, templates()).ok());
+}
+
+TEST(Prompt, OptimizeShowsWhereTheKernelStands) {
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  Attempt attempt;
+  attempt.ptx = kSaxpyPtx;
+  attempt.result.verdict = verify::Verdict::Correct;
+  attempt.result.summary = "correct on 2 shape(s)";
+  PromptInput input{task, "sm_90"};
+  input.previous = attempt;
+  // Neither timed nor profiled: the prompt says it has no figures.
+  std::string user = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_CONTAINS(user, "Nothing was timed and no profile ran");
+  EXPECT_CONTAINS(user, "Current speedup on the largest shape: unknown.");
+
+  // Profiled in the emulator: the estimate, labelled one, and the lines to look at.
+  verify::ProfileReport profile;
+  profile.shape = {{"n", 65536}};
+  profile.basis = "the emulator's exact counts on {n=65536}";
+  for (verify::KernelProfileReport *k : {&profile.candidate, &profile.reference}) {
+    k->launch.block = {256, 1, 1};
+    k->launch.grid = {256, 1, 1};
+    k->registers = 16;
+    k->registersFrom = "compiler";
+    k->profile.warpInstructions = 40000;
+    exec::LineProfile line;
+    line.line = 30;
+    line.instruction = "ld.global.f32 %f1, [%rd5]";
+    line.executions = line.globalRequests = 2048;
+    line.globalSectors = 2048 * 4;
+    line.globalIdealSectors = 2048 * 4;
+    line.globalBytes = 2048 * 128;
+    k->profile.lines.push_back(line);
+  }
+  profile.candidate.profile.lines[0].globalSectors = 2048 * 32; // a stride: a sector per lane
+  verify::estimateKernel(profile.candidate, profile.ceilings, std::nullopt, "sm_90");
+  verify::estimateKernel(profile.reference, profile.ceilings, std::nullopt, "sm_90");
+  profile.estimatedSpeedup = profile.reference.estimatedSeconds / profile.candidate.estimatedSeconds;
+  input.previous->result.profile = profile;
+  user = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_CONTAINS(user, "Nothing was timed (no GPU here): the figures below are the emulator's estimate, not a "
+                        "measurement, from the emulator's exact counts on {n=65536}.");
+  EXPECT_CONTAINS(user, "Current speedup on the largest shape: not measured; estimated 0.12x the reference on {n=65536}");
+  EXPECT_CONTAINS(user, "- Occupancy on {n=65536}: 8 blocks/SM (limited by warps)");
+  EXPECT_CONTAINS(user, "bound by memory");
+  EXPECT_CONTAINS(user, "  - line 30 `ld.global.f32 %f1, [%rd5]`: 32.0 sectors per request (ideal 4.0): 12% of the "
+                        "bytes fetched are used");
+  EXPECT_CONTAINS(user, "- The reference's, for comparison: 2048 global requests at 4.0 sectors/request");
+
+  // Timed on a GPU: the measured speedup and position come first, no "Nothing was timed".
+  verify::BenchmarkReport bench;
+  bench.shape = {{"n", 1 << 24}};
+  bench.speedup = 1.25;
+  bench.bandwidthFraction = 0.8;
+  input.previous->result.benchmarks.push_back(bench);
+  user = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_EQ(user.find("Nothing was timed"), std::string::npos);
+  EXPECT_CONTAINS(user, "Current speedup on the largest shape: 1.25x.");
+  EXPECT_CONTAINS(user, "- Measured on {n=16777216}: 80% of the DRAM bandwidth.");
 }
 
 TEST(Prompt, EditedTemplateWithUnknownPlaceholderFails) {

@@ -566,6 +566,56 @@ TEST_F(SolveTest, UntimedOptimizeRoundsBuildOnTheNewestCorrectKernel) {
   EXPECT_EQ(fourth->prompt.parentCandidateId, std::optional<int64_t>(third->candidate->id));
 }
 
+// With the emulator's profile (what `solve` turns on when nothing is timed),
+// every optimize prompt carries the estimate and the previous round's kernel:
+// round 3 shows round 2's kernel and its own figures, not round 1's again.
+TEST_F(SolveTest, UntimedOptimizePromptsCarryTheEstimateOfThePreviousRoundsKernel) {
+  SolveOptions options = smallOptions(3, 1);
+  options.check.profile = true;
+  const std::string narrower = "// @ptxforge block=(64,1,1) grid=(ceildiv(n,64),1,1)\n";
+  ScriptedBackend backend([&](const llm::Request &request) {
+    PromptKind kind = promptKind(request);
+    if (kind == PromptKind::Initial) return answer(fenced(referencePtx()));
+    // Round 2 narrows the blocks; round 3 (whose prompt shows round 2's kernel) widens them back.
+    if (userMessage(request).find(narrower) == std::string::npos) return answer(fenced(narrower + referencePtx()));
+    return answer(fenced("// @ptxforge block=(512,1,1) grid=(ceildiv(n,512),1,1)\n" + referencePtx()));
+  });
+  Result<SolveOutcome> outcome = run(backend, options);
+  ASSERT_OK(outcome);
+  EXPECT_EQ(verdicts(outcome->runId),
+            (std::vector<std::string>{"1 0 initial correct", "2 0 optimize correct", "3 0 optimize correct"}));
+  std::vector<llm::Request> prompts = backend.requests(PromptKind::Optimize);
+  ASSERT_EQ(prompts.size(), 2u);
+  const std::string second = userMessage(prompts[0]), third = userMessage(prompts[1]);
+  EXPECT_NE(second, third);
+  for (const std::string &prompt : {second, third}) {
+    EXPECT_NE(prompt.find("Nothing was timed (no GPU here): the figures below are the emulator's estimate"),
+              std::string::npos)
+        << prompt;
+    EXPECT_NE(prompt.find("Current speedup on the largest shape: not measured; estimated "), std::string::npos);
+    EXPECT_NE(prompt.find("x the reference (candidate "), std::string::npos);
+    EXPECT_NE(prompt.find("- Occupancy on {n=65536}: "), std::string::npos);
+    EXPECT_NE(prompt.find("global requests at 4.0 sectors/request"), std::string::npos);
+  }
+  EXPECT_EQ(second.find(narrower), std::string::npos) << "round 2 builds on round 1's kernel";
+  EXPECT_NE(third.find(narrower), std::string::npos) << "round 3 builds on round 2's kernel";
+  // Each prompt's estimate is of the kernel it shows: round 1's kernel is the
+  // reference itself, round 2's launches 64-thread blocks.
+  EXPECT_NE(second.find("estimated 1.00x the reference"), std::string::npos) << second;
+  EXPECT_NE(third.find("block 64x1x1"), std::string::npos) << third;
+  store::RunData data = load(outcome->runId);
+  const store::AttemptRow *round2 = attempt(data, 2, 0, "optimize");
+  const store::AttemptRow *round3 = attempt(data, 3, 0, "optimize");
+  ASSERT_TRUE(round2 && round3 && round2->candidate);
+  EXPECT_EQ(round3->prompt.parentCandidateId, std::optional<int64_t>(round2->candidate->id));
+  // The stored result keeps the profile: a resumed run's prompt is the same.
+  ASSERT_TRUE(round2->result);
+  Result<verify::CheckResult> stored = verify::checkResultFromJson(round2->result->result);
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->profile);
+  EXPECT_NE(third.find(prompt::formatPosition(*stored)), std::string::npos);
+}
+
 TEST_F(SolveTest, FailuresAreRepairedThenOptimized) {
   SolveOptions options = smallOptions(3, 3);
   ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 3); });

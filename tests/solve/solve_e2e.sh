@@ -73,6 +73,15 @@ assert s["tokens"]["prompt"] == 15 * 1000, s["tokens"]
 assert s["reference"]["registers"] > 0
 EOF
   check_verdicts a.db 1
+  # Nothing is timed on the emulator: the optimize prompts carry the profile's estimate instead.
+  "$ptxforge" show 1 --store a.db --full --format json | python3 -c '
+import json, sys
+prompts = [m["content"] for a in json.load(sys.stdin)["attempts"] if a["kind"] == "optimize"
+           for m in a["messages"] if m["role"] == "user"]
+assert len(prompts) == 5, len(prompts)
+for p in prompts:
+    assert "the figures below are the emulator'"'"'s estimate, not a measurement" in p, p
+    assert "Current speedup on the largest shape: not measured; estimated" in p, p' || fail "optimize prompts lack the estimate"
   # The five repairs and five optimizations are one kernel: verified once.
   dups="$("$ptxforge" show 1 --store a.db --format json | python3 -c '
 import json, sys
