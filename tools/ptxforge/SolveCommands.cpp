@@ -152,6 +152,8 @@ Result<solve::SolveOptions> solveOptionsFrom(const SolveCli &cli, const tasks::T
   if (!shapes) return shapes.error();
   options.check.shapeIndices = *shapes;
   options.check.benchmark = !emulated;
+  // Untimed, the emulator's profile and estimate are what optimize prompts have to go on.
+  options.check.profile = emulated;
   options.noSass = cli.noSass;
   return options;
 }
