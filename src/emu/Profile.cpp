@@ -16,6 +16,7 @@ namespace {
 constexpr unsigned kBanks = 32;
 constexpr unsigned kBankBytes = 4;
 constexpr unsigned kSectorBytes = 32;
+constexpr unsigned kLaneDataBytes = 256;
 
 /// The instrumented ExecFn: count, then run the original.
 void profiledExec(Warp &warp, const Inst &inst, LaneMask active) {
@@ -47,14 +48,8 @@ bool hasPart(const std::vector<std::string_view> &parts, std::string_view part) 
   return std::find(parts.begin() + (parts.empty() ? 0 : 1), parts.end(), part) != parts.end();
 }
 
-/// Distinct-word count per bank over `words` (sorted and deduplicated unless
-/// `keepRepeats`): the wavefronts one phase needs.
-uint64_t phaseWavefronts(uint64_t *words, size_t count, bool keepRepeats) {
-  if (count == 0) return 0;
-  if (!keepRepeats) {
-    std::sort(words, words + count);
-    count = static_cast<size_t>(std::unique(words, words + count) - words);
-  }
+/// The most of `words` that fall in one bank.
+uint64_t busiestBank(const uint64_t *words, size_t count) {
   std::array<uint32_t, kBanks> perBank{};
   uint32_t most = 0;
   for (size_t i = 0; i < count; ++i) most = std::max(most, ++perBank[words[i] % kBanks]);
@@ -71,32 +66,30 @@ Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned 
   Wavefronts out;
   if (!lanes) return out;
   width = std::clamp(width, 1u, 32u);
-  const unsigned lanesPerPhase = width <= kBankBytes ? kWarpSize : kBanks * kBankBytes / width;
-  for (unsigned first = 0; first < kWarpSize; first += lanesPerPhase) {
-    LaneMask phase = lanes & static_cast<LaneMask>(((uint64_t(1) << lanesPerPhase) - 1) << first);
-    if (!phase) continue;
-    std::array<uint64_t, kWarpSize * 2> words;
-    size_t count = 0;
-    forEachLane(phase, [&](unsigned l) {
-      uint64_t firstWord = addresses[l] / kBankBytes, lastWord = (addresses[l] + width - 1) / kBankBytes;
-      for (uint64_t word = firstWord; word <= lastWord && count < words.size(); ++word) words[count++] = word;
-    });
-    out.wavefronts += phaseWavefronts(words.data(), count, atomic);
-    out.ideal += 1;
-  }
+  std::array<uint64_t, kWarpSize * 9> words; // up to 32 bytes a lane, unaligned at worst
+  size_t count = 0;
+  forEachLane(lanes, [&](unsigned l) {
+    uint64_t firstWord = addresses[l] / kBankBytes, lastWord = (addresses[l] + width - 1) / kBankBytes;
+    for (uint64_t word = firstWord; word <= lastWord && count < words.size(); ++word) words[count++] = word;
+  });
+  // Atomics count every lane's word; the rest count distinct words.
+  uint64_t most = atomic ? busiestBank(words.data(), count) : 0;
+  std::sort(words.begin(), words.begin() + count);
+  const size_t distinct = static_cast<size_t>(std::unique(words.begin(), words.begin() + count) - words.begin());
+  if (!atomic) most = busiestBank(words.data(), distinct);
+  // The data returned to (or taken from) the lanes: 256 bytes a wavefront.
+  const uint64_t laneBytes = uint64_t(std::popcount(lanes)) * width;
+  const uint64_t dataWavefronts = (laneBytes + kLaneDataBytes - 1) / kLaneDataBytes;
+  out.wavefronts = std::max(most, dataWavefronts);
+  out.ideal = std::max<uint64_t>((distinct + kBanks - 1) / kBanks, dataWavefronts);
   return out;
 }
 
 Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices) {
-  Wavefronts out;
-  for (unsigned m = 0; m < matrices && m < 4; ++m) {
-    Wavefronts phase = sharedWavefronts(addresses, LaneMask(0xffu) << (8 * m), 16);
-    // Eight 16-byte rows are one phase of 128 bytes (sharedWavefronts would
-    // split a quarter-warp's rows the same way: lanes 8m..8m+7).
-    out.wavefronts += phase.wavefronts;
-    out.ideal += phase.ideal;
-  }
-  return out;
+  // The rows are the access: 8 per matrix, 16 bytes each (as many bytes as
+  // the matrices give the lanes' registers).
+  matrices = std::min(matrices, 4u);
+  return sharedWavefronts(addresses, matrices == 4 ? ~LaneMask(0) : (LaneMask(1) << (8 * matrices)) - 1, 16);
 }
 
 Sectors globalSectors(const uint64_t *addresses, LaneMask lanes, unsigned width) {

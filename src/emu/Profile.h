@@ -19,22 +19,23 @@
 namespace ptxforge::emu {
 
 /// How an L1 splits one warp's shared-memory access into wavefronts (32 banks
-/// of 4 bytes, sm_70 and later). `addresses[l]` is lane l's byte address for
-/// the lanes in `lanes`; each touches `width` bytes (1..32). Lanes are
-/// processed in phases of 128 bytes of data: all 32 lanes for accesses of up
-/// to 4 bytes, half-warps for 8-byte, quarter-warps for 16-byte accesses. A
-/// phase needs as many wavefronts as the most distinct 4-byte words any one
-/// bank holds among its lanes' words (lanes reading the same word share it:
-/// a broadcast); `atomic` counts every lane's word (atomics to one address
-/// are serialized). Returns {wavefronts, ideal}: ideal is the number of
-/// phases with an active lane.
+/// of 4 bytes). `addresses[l]` is lane l's byte address for the lanes in
+/// `lanes`; each touches `width` bytes (1..32). The access needs as many
+/// wavefronts as the most distinct 4-byte words any one bank holds among all
+/// its lanes' words (lanes reading the same word share it: a broadcast), and
+/// at least one per 256 bytes the lanes receive (2 for a warp's 128-bit
+/// load, even a broadcast). The ideal is the larger of that minimum and one
+/// wavefront per 128 distinct bytes. These are the counts Nsight Compute
+/// gave on an H200 for 32-, 64- and 128-bit loads and ldmatrix
+/// (docs/results/emu-profile-vs-ncu.md). `atomic` counts every lane's word
+/// (atomics to one address are serialized; not compared with Nsight).
 struct Wavefronts {
   uint64_t wavefronts = 0, ideal = 0;
 };
 Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned width, bool atomic = false);
 
 /// ldmatrix/stmatrix: `matrices` 8x8 matrices, each of 8 rows of 16 bytes
-/// whose addresses lanes 8i..8i+7 give; one phase per matrix.
+/// whose addresses lanes 8i..8i+7 give: one access of 16 bytes per row.
 Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices);
 
 /// The 32-byte sectors one warp's global access touches, and the fewest its

@@ -6,6 +6,8 @@
 #include "EmuHarness.h"
 
 #include <array>
+#include <fstream>
+#include <sstream>
 
 namespace ptxforge::emu {
 namespace {
@@ -42,31 +44,37 @@ TEST(ProfileBanks, ThirtyTwoBitAccesses) {
   EXPECT_EQ(sharedWavefronts(strided(0, 4).data(), 0, 4).wavefronts, 0u);
 }
 
-TEST(ProfileBanks, WideAccessesGoByHalfAndQuarterWarps) {
-  // 64-bit consecutive: two half-warps of 128 bytes, no conflict.
+TEST(ProfileBanks, WideAccesses) {
+  // 64-bit consecutive: 256 bytes over 32 banks, two words each, no conflict.
   Wavefronts w = sharedWavefronts(strided(0, 8).data(), kAll, 8);
   EXPECT_EQ(w.wavefronts, 2u);
   EXPECT_EQ(w.ideal, 2u);
-  // 64-bit at a 16-byte stride: each half-warp spans 256 bytes, 2-way.
+  // 64-bit at a 16-byte stride: 16 banks of 4 words, 2-way.
   w = sharedWavefronts(strided(0, 16).data(), kAll, 8);
   EXPECT_EQ(w.wavefronts, 4u);
   EXPECT_EQ(w.ideal, 2u);
-  // 128-bit consecutive: four quarter-warps, no conflict.
+  // 128-bit consecutive: four words a bank, no conflict.
   w = sharedWavefronts(strided(0, 16).data(), kAll, 16);
   EXPECT_EQ(w.wavefronts, 4u);
   EXPECT_EQ(w.ideal, 4u);
-  // 128-bit rows 128 bytes apart: a quarter-warp's 8 lanes share 4 banks.
+  // 128-bit rows 128 bytes apart: every lane in the same 4 banks.
   w = sharedWavefronts(strided(0, 128).data(), kAll, 16);
   EXPECT_EQ(w.wavefronts, 32u);
   EXPECT_EQ(w.ideal, 4u);
-  // Only the first quarter-warp active: one phase.
+  // Only eight lanes active: 128 bytes, one wavefront.
   w = sharedWavefronts(strided(0, 16).data(), 0xffu, 16);
   EXPECT_EQ(w.wavefronts, 1u);
   EXPECT_EQ(w.ideal, 1u);
-  // A float4 every lane reads: a broadcast in each phase.
+  // Broadcasts: one word a bank, but a wavefront carries 256 bytes to the
+  // lanes, so a warp's 128-bit load takes two (as Nsight Compute counts on an H200).
   w = sharedWavefronts(strided(256, 0).data(), kAll, 16);
-  EXPECT_EQ(w.wavefronts, 4u);
-  EXPECT_EQ(w.ideal, 4u);
+  EXPECT_EQ(w.wavefronts, 2u);
+  EXPECT_EQ(w.ideal, 2u);
+  EXPECT_EQ(sharedWavefronts(strided(256, 0).data(), kAll, 8).wavefronts, 1u);
+  // Pairs of lanes on one float2: 128 distinct bytes, one wavefront.
+  Addresses pairs{};
+  for (unsigned l = 0; l < kWarpSize; ++l) pairs[l] = (l / 2) * 8;
+  EXPECT_EQ(sharedWavefronts(pairs.data(), kAll, 8).wavefronts, 1u);
 }
 
 TEST(ProfileBanks, AtomicsToOneAddressSerialize) {
@@ -246,6 +254,70 @@ TEST_F(ProfileLaunch, GenericAddressesFindTheirSpace) {
   EXPECT_EQ(out->globalRequests, 4u);
   EXPECT_EQ(out->globalSectors, 16u);
   EXPECT_EQ(out->sharedRequests, 0u);
+}
+
+// The patterns of ProfileKernels/ncu_microbench.cu (its PTX, from nvcc 13.0
+// -arch=sm_90) as Nsight Compute 2025.3 counted them on an H200 (one warp,
+// one load each; docs/results/emu-profile-vs-ncu.md): shared-memory
+// wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum) and bank
+// conflicts, global sectors and requests (l1tex__t_sectors/requests_pipe_lsu_mem_global_op_ld.sum).
+struct NcuCount {
+  const char *kernel;
+  uint64_t wavefronts, conflicts, sectors, requests;
+};
+constexpr NcuCount kH200[] = {
+    {"lds32_stride1", 1, 0, 0, 0},      {"lds32_stride2", 2, 1, 0, 0},       {"lds32_stride32", 32, 31, 0, 0},
+    {"lds32_stride33", 1, 0, 0, 0},     {"lds32_broadcast", 1, 0, 0, 0},     {"lds32_pairs", 1, 0, 0, 0},
+    {"lds64_stride1", 2, 0, 0, 0},      {"lds64_stride2", 4, 2, 0, 0},       {"lds64_stride16", 32, 30, 0, 0},
+    {"lds64_broadcast", 1, 0, 0, 0},    {"lds64_pairs", 1, 0, 0, 0},         {"lds64_halves_swapped", 2, 0, 0, 0},
+    {"lds128_stride1", 4, 0, 0, 0},     {"lds128_stride2", 8, 4, 0, 0},      {"lds128_stride8", 32, 28, 0, 0},
+    {"lds128_broadcast", 2, 0, 0, 0},   {"lds128_pairs", 2, 0, 0, 0},        {"lds128_quads", 2, 0, 0, 0},
+    {"ldsm_x4_rows16", 4, 0, 0, 0},     {"ldsm_x4_rows128", 32, 28, 0, 0},   {"ldsm_x4_rows144", 4, 0, 0, 0},
+    {"ldg32_stride1", 0, 0, 4, 1},      {"ldg32_offset4", 0, 0, 5, 1},       {"ldg32_stride2", 0, 0, 8, 1},
+    {"ldg32_stride32", 0, 0, 32, 1},    {"ldg32_broadcast", 0, 0, 1, 1},     {"ldg64_stride1", 0, 0, 8, 1},
+    {"ldg128_stride1", 0, 0, 16, 1},    {"ldg128_stride2", 0, 0, 32, 1},
+};
+
+TEST_F(ProfileLaunch, AgreesWithNsightComputeOnAnH200) {
+  std::ifstream file(std::string(PTXFORGE_SOURCE_DIR) + "/tests/emu/ProfileKernels/ncu_microbench.ptx");
+  ASSERT_TRUE(file) << "ncu_microbench.ptx";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string ptx = text.str();
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<exec::DeviceBuffer> in = executor_->allocateBuffer(1 << 20);
+  Result<exec::DeviceBuffer> out = executor_->allocateBuffer(4096);
+  ASSERT_TRUE(in && out);
+  ASSERT_TRUE(executor_->memset(in->handle(), 0, 0, 1 << 20));
+  for (const NcuCount &expected : kH200) {
+    SCOPED_TRACE(expected.kernel);
+    Result<exec::KernelInfo> kernel = executor_->getKernel(*module, expected.kernel);
+    ASSERT_TRUE(kernel) << kernel.error().message;
+    const bool global = std::string_view(expected.kernel).starts_with("ldg");
+    exec::KernelArgs args;
+    if (global) args.buffer(in->handle());
+    args.buffer(out->handle());
+    exec::LaunchConfig config;
+    config.block = {32, 1, 1};
+    config.profile = true;
+    Result<void> launched = executor_->launch(kernel->handle, config, args.pack());
+    ASSERT_TRUE(launched) << launched.error().message;
+    std::vector<exec::LaunchProfile> profiles = executor_->takeProfiles();
+    ASSERT_EQ(profiles.size(), 1u);
+    // The pattern's own load: the kernels' other accesses fill the tile and store the result.
+    uint64_t wavefronts = 0, ideal = 0, sectors = 0, requests = 0;
+    for (const exec::LineProfile &line : profiles[0].lines) {
+      if (line.instruction.starts_with("ld.volatile.shared") || line.instruction.starts_with("ldmatrix"))
+        wavefronts += line.sharedWavefronts, ideal += line.sharedIdealWavefronts;
+      if (line.instruction.starts_with("ld.volatile.global")) sectors += line.globalSectors, requests += line.globalRequests;
+    }
+    EXPECT_EQ(wavefronts, expected.wavefronts);
+    EXPECT_EQ(wavefronts - ideal, expected.conflicts);
+    EXPECT_EQ(sectors, expected.sectors);
+    EXPECT_EQ(requests, expected.requests);
+  }
 }
 
 } // namespace
