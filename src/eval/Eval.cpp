@@ -447,6 +447,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.check.timingRounds = options.timingRounds;
     solveOptions.check.launchTimeoutMs = options.launchTimeoutMs;
     solveOptions.check.benchmark = !emulated;
+    solveOptions.check.profile = emulated; // the optimize prompts' estimate when nothing is timed
     solveOptions.noSass = options.noSass;
 
     say(fmt::format("[{}/{}] {}: {}", job.position + 1, selected->size(), task->name,
