@@ -127,6 +127,14 @@ std::string storePathOrDefault(const std::string &path) {
   return env && *env ? env : "ptxforge-runs/runs.db";
 }
 
+std::filesystem::path defaultOutputDir(const std::string &storePath, std::string_view kind, int64_t id) {
+  const std::filesystem::path store(storePath);
+  const std::string stem = store.stem().string();
+  const std::string name = stem == "runs" || stem.empty() ? fmt::format("{}-{}", kind, id)
+                                                          : fmt::format("{}-{}-{}", stem, kind, id);
+  return store.parent_path() / name;
+}
+
 Result<std::unique_ptr<store::Store>> openStoreForReading(const std::string &path) {
   return store::Store::openReadOnly(storePathOrDefault(path));
 }
@@ -158,14 +166,6 @@ Result<void> writeTextFile(const std::filesystem::path &path, std::string_view t
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!out) return makeError(ErrorKind::Io, "cannot write " + path.string());
   return {};
-}
-
-std::filesystem::path defaultOutputDir(const std::string &storePath, std::string_view kind, int64_t id) {
-  const std::filesystem::path store(storePath);
-  const std::string stem = store.stem().string();
-  const std::string name = stem == "runs" || stem.empty() ? fmt::format("{}-{}", kind, id)
-                                                          : fmt::format("{}-{}-{}", stem, kind, id);
-  return store.parent_path() / name;
 }
 
 InterruptStop::InterruptStop() {

@@ -233,11 +233,11 @@ int runSolve(const SolveCli &cli) {
   std::shared_ptr<serve::RemoteGate> remote = checking->remote;
   Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
   if (!options) return fail(format, options.error());
-
-  InterruptStop interrupt;
   Result<solve::GuidedStreamOptions> guidedStream = guidedStreamOptions(cli.model, modelSpec);
   if (!guidedStream) return fail(format, guidedStream.error(), kExitUsage);
   options->guidedStream = *guidedStream;
+
+  InterruptStop interrupt;
   solve::SolveContext context{**task, **backend, modelSpec, *executor, **store, *templates, {}, {}, {}, {}};
   if (remote)
     context.check = [remote, task = *task](const verify::Candidate &candidate, const verify::CheckOptions &options) {
