@@ -148,7 +148,8 @@ LaunchProfiler::LaunchProfiler(const Program &program) : source_(program) {
         matrices_[pc] = static_cast<uint8_t>(matrices);
       }
     }
-    if (kind == Kind::None) continue;
+    // Parameter and constant memory are not what the profile is about.
+    if (kind == Kind::None || inst.space == Space::Param || inst.space == Space::Const) continue;
     kinds_[pc] = kind;
     originals_[pc] = inst.exec;
     slot_[pc] = slots_++;
@@ -265,7 +266,7 @@ exec::LaunchProfile LaunchProfiler::finish(const Launch &launch) const {
       sum.sharedIdealWavefronts += c.sharedIdealWavefronts;
       sum.localRequests += c.localRequests, sum.localBytes += c.localBytes;
     }
-    if (sum.executions == 0) continue;
+    if (sum.globalRequests + sum.sharedRequests + sum.localRequests == 0) continue;
     const Inst &inst = source_.code[pc];
     exec::LineProfile &line = byLine[inst.line];
     if (line.line == 0) {
