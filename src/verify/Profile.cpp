@@ -264,12 +264,13 @@ Result<ProfileReport> profileCandidate(const tasks::TaskSpec &task, const Candid
   report.candidate.profile = std::move(*mine);
   report.reference.profile = std::move(*theirs);
 
-  // Registers: the candidate's as the gate's occupancy report has them (the
-  // cubin that runs), else its compile; the reference's from its compile log.
-  if (result.occupancy) {
-    report.candidate.registers = result.occupancy->registers;
-    report.candidate.registersFrom = result.occupancy->registersFrom;
-    report.candidate.staticSharedBytes = result.occupancy->staticSharedBytes;
+  // Registers: the candidate's as the occupancy report takes them (the
+  // driver's count of the cubin that runs, else the compiler's); the
+  // reference's from its compile log.
+  if (result.kernel && result.kernel->registerCount > 0) {
+    report.candidate.registers = result.kernel->registerCount;
+    report.candidate.registersFrom = "driver";
+    report.candidate.staticSharedBytes = result.kernel->staticSharedBytes;
   } else if (result.compile && result.compile->resources.registers >= 0) {
     report.candidate.registers = result.compile->resources.registers;
     report.candidate.registersFrom = "compiler";

@@ -31,7 +31,8 @@ ProfileCeilings profileCeilings(const std::string &device);
 /// Runs the candidate (its launch directives) and the reference (the task's
 /// launch) on `emulator` with the profile on, on profileShapeIndex(task), and
 /// estimates both. `result` supplies the arch, the candidate's registers
-/// (its compile or occupancy report) and the device whose ceilings apply.
+/// (the driver's count of the loaded kernel, else its compile) and the device
+/// whose ceilings apply.
 /// An Error when the executor does not profile or a launch fails.
 Result<ProfileReport> profileCandidate(const tasks::TaskSpec &task, const Candidate &candidate,
                                        const tasks::CompiledReference &reference, exec::Executor &emulator,
