@@ -22,8 +22,10 @@
 #pragma once
 
 #include "emu/Program.h"
+#include "exec/TensorMap.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ptxforge::emu {
@@ -134,6 +136,25 @@ void asyncDeadlock(Cta &cta, std::vector<Warp> &warps);
 /// generic writes need stamps).
 bool usesAsyncState(const Inst &inst);
 bool readsSharedInBulk(const Inst &inst);
+
+/// A tensor map as the emulator encodes it (EmuExecutor::encodeTensorMap) and
+/// its cp.async.bulk.tensor reads it back: the spec and the global address.
+struct EmuTensorMap {
+  exec::TensorMapSpec spec;
+  uint64_t address = 0;
+};
+/// The 128 bytes the emulator hands a kernel for a map (its own layout,
+/// self-contained and checksummed: a map copied to .global works, one
+/// changed in memory does not decode).
+exec::TensorMapBytes encodeEmuTensorMap(uint64_t globalAddress, const exec::TensorMapSpec &spec);
+/// The map `bytes` hold; nullopt when they are not one encodeEmuTensorMap made
+/// (or its spec breaks tensorMapProblems).
+std::optional<EmuTensorMap> decodeEmuTensorMap(const exec::TensorMapBytes &bytes);
+/// Where a tensor copy puts the 16-byte chunk whose unswizzled shared address
+/// is `address` (16-byte aligned): none keeps it; 32b, 64b, 128b XOR the
+/// chunk's index in its 128-byte row (1, 2 or 3 bits) with as many bits of the
+/// row's index, as the PTX ISA's swizzling modes draw it.
+uint32_t tensorMapSwizzle(uint32_t address, exec::TensorMapSwizzle swizzle);
 
 /// ExecWgmma.cpp: runs the wgmma.mma_async `inst` that the four warps of a
 /// warpgroup (warps[0..3]) have all reached; findings go to warps[0].

@@ -1,6 +1,7 @@
 // The Executor interface over the emulator.
 #include "emu/EmuExecutor.h"
 
+#include "emu/Async.h"
 #include "emu/Decoder.h"
 #include "emu/Profile.h"
 #include "ptx/Parser.h"
@@ -283,6 +284,21 @@ public:
       return makeExecError(ExecErrorKind::Crashed, fatal->message);
     }
     return {};
+  }
+
+  Result<exec::TensorMapBytes> encodeTensorMap(exec::BufferHandle buffer, uint64_t byteOffset,
+                                               const exec::TensorMapSpec &spec) override {
+    const uint64_t address = buffer.value + byteOffset;
+    if (std::vector<std::string> problems = exec::tensorMapProblems(spec, address); !problems.empty()) {
+      std::string text;
+      for (const std::string &problem : problems) text += (text.empty() ? "" : "; ") + problem;
+      return makeExecError(ExecErrorKind::InvalidArgument, "tensor map " + exec::describeTensorMap(spec) + ": " + text);
+    }
+    // As on the GPU, the tensor must lie inside the buffer; the copies check every element against memcheck too.
+    if (Result<uint8_t *> inside = span(buffer, byteOffset, exec::tensorMapFootprintBytes(spec)); !inside)
+      return makeExecError(ExecErrorKind::InvalidArgument, "tensor map " + exec::describeTensorMap(spec) + ": " +
+                                                               inside.error().message);
+    return encodeEmuTensorMap(address, spec);
   }
 
   Result<void> synchronize() override { return {}; }

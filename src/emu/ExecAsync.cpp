@@ -67,6 +67,8 @@ enum AsyncOp : uint8_t {
   BulkSharedToGlobal,
   BulkCommit,
   BulkWait,
+  TensorLoad,  ///< cp.async.bulk.tensor global -> shared (aux: the dimensions)
+  TensorStore, ///< cp.async.bulk.tensor shared::cta -> global
 };
 
 /// Bits of Inst::sub2.
@@ -531,6 +533,177 @@ void execBulkGroup(Warp &w, const Inst &in, LaneMask active) {
 void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFences[w.index]; }
 
 // ---------------------------------------------------------------------------
+// cp.async.bulk.tensor in tile mode, through a map encodeEmuTensorMap made.
+//
+// A box of ceil(boxDim[i] / elementStrides[i]) elements per dimension (the
+// stride of dimension 0 ignored, as the driver documents) starting at the
+// coordinates, packed in shared memory with dimension 0 fastest; its 16-byte
+// chunks are then placed by the swizzle (tensorMapSwizzle) of their shared
+// address. A load fills out-of-bounds elements (zero or the NaN), counts the
+// whole box on the mbarrier; a store writes only the in-bounds elements.
+
+/// The map at generic address `address`, read through memcheck (a kernel
+/// parameter, .const or global memory); nullopt after a fatal finding.
+std::optional<EmuTensorMap> readTensorMap(Warp &w, const Inst &in, unsigned lane, uint64_t address) {
+  if (address % exec::kTensorMapAlignment != 0) {
+    w.fault(in, lane, "memcheck",
+            fmt::format("the tensor-map operand at 0x{:x} is not 64-byte aligned (a tensor map is a `.param .align 64 "
+                        ".b8 map[128]` kernel parameter, or 64-byte aligned .const/.global memory)",
+                        address));
+    return std::nullopt;
+  }
+  exec::TensorMapBytes bytes;
+  for (uint32_t done = 0; done < bytes.size(); done += 8) {
+    const uint8_t *p = w.access(in, lane, Space::Generic, address + done, 8, false);
+    if (!p) return std::nullopt;
+    std::memcpy(bytes.data() + done, p, 8);
+  }
+  std::optional<EmuTensorMap> map = decodeEmuTensorMap(bytes);
+  if (!map)
+    w.fault(in, lane, "memcheck",
+            fmt::format("the tensor-map operand at 0x{:x} holds no tensor map the executor encoded (pass the task's "
+                        "map parameter's address: mov.b64 of the .param, then cvta.param; maps changed in memory, e.g. "
+                        "by tensormap.replace, are not emulated)",
+                        address));
+  return map;
+}
+
+/// Visits every element of a box in shared-memory order: f(index, inBounds, global address).
+template <typename F> void forEachBoxElement(const EmuTensorMap &map, const int64_t *start, F &&f) {
+  const exec::TensorMapSpec &s = map.spec;
+  uint32_t count[5] = {1, 1, 1, 1, 1};
+  int64_t stride[5] = {1, 1, 1, 1, 1};
+  for (uint32_t i = 0; i < s.rank; ++i) {
+    count[i] = exec::tensorMapBoxCount(s, i);
+    stride[i] = i == 0 ? 1 : s.elementStrides[i];
+  }
+  const uint64_t elementBytes = exec::tensorMapElementBytes(s.dataType);
+  uint64_t index = 0;
+  for (uint32_t j4 = 0; j4 < count[4]; ++j4)
+    for (uint32_t j3 = 0; j3 < count[3]; ++j3)
+      for (uint32_t j2 = 0; j2 < count[2]; ++j2)
+        for (uint32_t j1 = 0; j1 < count[1]; ++j1)
+          for (uint32_t j0 = 0; j0 < count[0]; ++j0, ++index) {
+            const uint32_t j[5] = {j0, j1, j2, j3, j4};
+            bool inside = true;
+            uint64_t address = map.address;
+            for (uint32_t i = 0; i < s.rank; ++i) {
+              int64_t x = start[i] + int64_t(j[i]) * stride[i];
+              if (x < 0 || static_cast<uint64_t>(x) >= s.globalDim[i]) {
+                inside = false;
+                break;
+              }
+              address += i == 0 ? uint64_t(x) * elementBytes : uint64_t(x) * s.globalStrides[i - 1];
+            }
+            if (!f(index, inside, address)) return;
+          }
+}
+
+/// The out-of-bounds fill of one element: zero, or the canonical NaN of a floating type.
+void fillElement(uint8_t *p, const exec::TensorMapSpec &s) {
+  const uint32_t bytes = exec::tensorMapElementBytes(s.dataType);
+  std::memset(p, 0, bytes);
+  if (s.oobFill != exec::TensorMapOobFill::NanRequestZeroFma) return;
+  const uint64_t nan = bytes == 2 ? 0x7fffu : bytes == 4 ? 0x7fffffffu : 0x7fffffffffffffffull;
+  std::memcpy(p, &nan, bytes);
+}
+
+void execTensorCopy(Warp &w, const Inst &in, LaneMask active) {
+  AsyncState &state = *w.cta->async;
+  const bool load = in.sub == TensorLoad;
+  std::vector<uint8_t> box;
+  while (active) {
+    unsigned l = static_cast<unsigned>(std::countr_zero(active));
+    active &= active - 1;
+    std::optional<EmuTensorMap> map = readTensorMap(w, in, l, address2Of(w, in, l));
+    if (!map) return;
+    const exec::TensorMapSpec &s = map->spec;
+    if (s.rank != in.aux) {
+      w.fault(in, l, "memcheck",
+              fmt::format("cp.async.bulk.tensor.{}d with a tensor map of rank {} ({})", in.aux, s.rank,
+                          exec::describeTensorMap(s)));
+      return;
+    }
+    int64_t start[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < s.rank; ++i) start[i] = static_cast<int32_t>(w.get(in.src(i), l));
+    const uint32_t elementBytes = exec::tensorMapElementBytes(s.dataType);
+    const uint64_t total = exec::tensorMapBoxBytes(s);
+    const uint32_t thread = w.index * kWarpSize + l;
+    box.assign(total, 0);
+    const char *what = load ? "cp.async.bulk.tensor destination" : "cp.async.bulk.tensor source";
+    uint32_t base = 0;
+    Cta *target = load ? sharedTarget(w, in, l, Space::Shared, addressOf(w, in, l), total, 128, what, base)
+                       : (sharedOffset(w, in, l, Space::Shared, addressOf(w, in, l), total, 128, what, base) ? w.cta
+                                                                                                             : nullptr);
+    if (!target) return;
+    // Where each 16-byte chunk of the box lies in shared memory.
+    const exec::TensorMapSwizzle swizzle = s.swizzle;
+    uint32_t low = UINT32_MAX, high = 0;
+    const size_t sharedBytes = target->shared->size();
+    for (uint64_t chunk = 0; chunk < total; chunk += 16) {
+      uint32_t at = tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle);
+      if (at + 16 > sharedBytes) {
+        w.fault(in, l, "memcheck",
+                fmt::format("{}: the swizzled box reaches shared address 0x{:x}, past the CTA's {} bytes", what, at,
+                            sharedBytes));
+        return;
+      }
+      low = std::min(low, at), high = std::max(high, at + 16);
+    }
+    if (load) {
+      bool ok = true;
+      forEachBoxElement(*map, start, [&](uint64_t index, bool inside, uint64_t address) {
+        uint8_t *to = box.data() + index * elementBytes;
+        if (!inside) {
+          fillElement(to, s);
+          return true;
+        }
+        const uint8_t *from = w.access(in, l, Space::Global, address, elementBytes, false);
+        if (!from) return ok = false;
+        std::memcpy(to, from, elementBytes);
+        return true;
+      });
+      if (!ok) return;
+      uint32_t barrierOffset = 0;
+      Cta *barrierOwner =
+          sharedTarget(w, in, l, Space::Shared, mbarrierOperand(w, in, l), 8, 8, "mbarrier object", barrierOffset);
+      if (!barrierOwner) return;
+      if (barrierOwner != target) {
+        w.fault(in, l, "memcheck", "cp.async.bulk.tensor's mbarrier is not in the CTA of its destination");
+        return;
+      }
+      Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk.tensor's complete_tx", target);
+      if (!b || !asyncProxyWrite(w, in, l, *target, low, high)) return;
+      for (uint64_t chunk = 0; chunk < total; chunk += 16)
+        asyncSharedWrite(w, *target, tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle),
+                         box.data() + chunk, 16);
+      AsyncState &targetState = *target->async;
+      recordWrite(targetState, AsyncWrite{low, high, barrierOffset, b->phase, in.line, thread});
+      ++targetState.changes;
+      if (!changeTx(w, in, l, *b, -static_cast<int64_t>(total))) return;
+      tryComplete(*b);
+      continue;
+    }
+    if (!asyncProxyRead(w, in, l, low, high)) return;
+    for (uint64_t chunk = 0; chunk < total; chunk += 16)
+      std::memcpy(box.data() + chunk,
+                  w.cta->shared->data() + tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle), 16);
+    if (state.reads.size() >= kMaxTrackedCopies) state.reads.erase(state.reads.begin());
+    state.reads.push_back(AsyncRead{low, high, state.committedGroups[thread], in.line, thread});
+    state.track(low, high);
+    bool ok = true;
+    forEachBoxElement(*map, start, [&](uint64_t index, bool inside, uint64_t address) {
+      if (!inside) return true; // a store leaves what lies outside the tensor alone
+      uint8_t *to = w.access(in, l, Space::Global, address, elementBytes, true);
+      if (!to) return ok = false;
+      std::memcpy(to, box.data() + index * elementBytes, elementBytes);
+      return true;
+    });
+    if (!ok) return;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Cluster addresses: mapa and getctarank (sub2 1: generic addresses)
 
 void execMapa(Warp &w, const Inst &in, LaneMask active) {
@@ -715,6 +888,53 @@ bool decodeMbarrier(DecodeContext &ctx) {
   return ctx.unsupported("this mbarrier operation is not emulated");
 }
 
+/// cp.async.bulk.tensor.{1..5}d in tile mode: a load into shared memory
+/// completing on an mbarrier, or a store from .shared::cta in a bulk group.
+/// The tensor-map address is the second address (addrSlot2), the coordinates
+/// the first sources, a load's mbarrier the last two.
+bool decodeTensorCopy(DecodeContext &ctx) {
+  const ptx::Instruction &in = ctx.in;
+  Inst &out = ctx.out;
+  const auto &ops = in.operands;
+  if (!onlyModifiers(ctx, {"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta",
+                           "global", "tile", "mbarrier::complete_tx::bytes", "bulk_group"},
+                     0))
+    return true;
+  unsigned dims = 0;
+  for (unsigned d = 1; d <= 5; ++d)
+    if (ctx.has(std::to_string(d) + "d")) dims = d;
+  if (!dims) return ctx.invalid("needs the tensor's dimensions (.1d to .5d)");
+  std::vector<std::string> spaces;
+  for (const std::string &m : in.modifiers)
+    if (m == "global" || m == "shared::cta" || m == "shared::cluster") spaces.push_back(m);
+  if (spaces.size() != 2) return ctx.invalid("names a destination and a source state space");
+  const bool load = spaces[0] != "global";
+  if (load && (spaces[1] != "global" || !ctx.has("mbarrier::complete_tx::bytes")))
+    return ctx.invalid("a load reads .global into shared memory and completes on an mbarrier "
+                       "(.mbarrier::complete_tx::bytes)");
+  if (!load && (spaces[1] != "shared::cta" || !ctx.has("bulk_group")))
+    return ctx.invalid("a store reads .shared::cta and completes in a bulk group (.bulk_group)");
+  const size_t expected = (load ? 3 : 2) + (ctx.has("L2::cache_hint") ? 1 : 0);
+  if (ops.size() != expected)
+    return ctx.invalid(fmt::format("takes {} operands{}", expected, ctx.has("L2::cache_hint") ? " with the cache policy" : ""));
+  const ptx::Operand &tensor = ops[load ? 1 : 0];
+  if (tensor.kind != ptx::Operand::Kind::Address || tensor.elements.size() != 1 ||
+      tensor.elements[0].kind != ptx::Operand::Kind::Vector || tensor.elements[0].elements.size() != dims)
+    return ctx.invalid(fmt::format("expects a tensor operand [tensorMap, {{c0, ...}}] with {} coordinate{}", dims,
+                                   dims == 1 ? "" : "s"));
+  ptx::Operand mapAddress = tensor;
+  mapAddress.elements.clear();
+  if (!ctx.setAddress(mapAddress, Space::Generic)) return true;
+  out.addrSlot2 = out.addrSlot, out.offset2 = out.offset;
+  if (!ctx.setAddress(ops[load ? 0 : 1], Space::Shared)) return true;
+  if (!ctx.addSrc(tensor.elements[0], DType::S32)) return true;
+  if (load && !addAddressSources(ctx, ops[2])) return true;
+  out.sub = load ? TensorLoad : TensorStore;
+  out.aux = dims;
+  out.exec = execTensorCopy;
+  return true;
+}
+
 bool decodeBulk(DecodeContext &ctx) {
   const ptx::Instruction &in = ctx.in;
   Inst &out = ctx.out;
@@ -729,11 +949,11 @@ bool decodeBulk(DecodeContext &ctx) {
     out.exec = execMbarrier;
     return true;
   }
-  if (ctx.has("tensor")) return ctx.unsupported("bulk tensor copies (tensor maps) are not emulated");
   if (ctx.has("prefetch")) {
     out.op = Op::Nop; // a hint to L2: nothing to do without caches
     return true;
   }
+  if (ctx.has("tensor")) return decodeTensorCopy(ctx);
   if (ctx.has("commit_group") || ctx.has("wait_group")) {
     out.sub = ctx.has("commit_group") ? BulkCommit : BulkWait;
     if (out.sub == BulkWait) {
@@ -862,11 +1082,95 @@ void asyncDeadlock(Cta &cta, std::vector<Warp> &warps) {
 
 bool usesAsyncState(const Inst &inst) {
   return inst.exec == execMbarrier || inst.exec == execMbarrierWait || inst.exec == execBulkCopy ||
-         inst.exec == execBulkGroup || inst.exec == execProxyFence;
+         inst.exec == execBulkGroup || inst.exec == execProxyFence || inst.exec == execTensorCopy;
 }
 
 bool readsSharedInBulk(const Inst &inst) {
-  return inst.exec == execBulkCopy && (inst.sub == BulkSharedToGlobal || inst.sub == BulkSharedToShared);
+  return (inst.exec == execBulkCopy && (inst.sub == BulkSharedToGlobal || inst.sub == BulkSharedToShared)) ||
+         (inst.exec == execTensorCopy && inst.sub == TensorStore);
+}
+
+// ---------------------------------------------------------------------------
+// The emulator's tensor maps: 128 bytes of its own (the GPU's are opaque).
+//   [0, 8) magic "PXFTMAP1"; 8 data type, 9 rank, 10 interleave, 11 swizzle,
+//   12 L2 promotion, 13 out-of-bounds fill; [16, 24) global address;
+//   [24, 64) dims; [64, 96) strides; [96, 106) box (u16 each);
+//   [106, 116) element strides (u16 each); [116, 120) a checksum of [0, 116).
+
+namespace {
+constexpr uint64_t kTensorMapMagic = 0x3150414d54465850ull; // "PXFTMAP1"
+
+uint32_t tensorMapChecksum(const uint8_t *bytes) {
+  uint32_t hash = 2166136261u; // FNV-1a
+  for (size_t i = 0; i < 116; ++i) hash = (hash ^ bytes[i]) * 16777619u;
+  return hash;
+}
+} // namespace
+
+exec::TensorMapBytes encodeEmuTensorMap(uint64_t globalAddress, const exec::TensorMapSpec &spec) {
+  exec::TensorMapBytes out{};
+  uint8_t *p = out.data();
+  std::memcpy(p, &kTensorMapMagic, 8);
+  p[8] = static_cast<uint8_t>(spec.dataType);
+  p[9] = static_cast<uint8_t>(spec.rank);
+  p[10] = static_cast<uint8_t>(spec.interleave);
+  p[11] = static_cast<uint8_t>(spec.swizzle);
+  p[12] = static_cast<uint8_t>(spec.l2Promotion);
+  p[13] = static_cast<uint8_t>(spec.oobFill);
+  std::memcpy(p + 16, &globalAddress, 8);
+  std::memcpy(p + 24, spec.globalDim.data(), 40);
+  std::memcpy(p + 64, spec.globalStrides.data(), 32);
+  for (int i = 0; i < 5; ++i) {
+    uint16_t box = static_cast<uint16_t>(spec.boxDim[i]), stride = static_cast<uint16_t>(spec.elementStrides[i]);
+    std::memcpy(p + 96 + 2 * i, &box, 2);
+    std::memcpy(p + 106 + 2 * i, &stride, 2);
+  }
+  uint32_t checksum = tensorMapChecksum(p);
+  std::memcpy(p + 116, &checksum, 4);
+  return out;
+}
+
+std::optional<EmuTensorMap> decodeEmuTensorMap(const exec::TensorMapBytes &bytes) {
+  const uint8_t *p = bytes.data();
+  uint64_t magic = 0;
+  uint32_t checksum = 0;
+  std::memcpy(&magic, p, 8);
+  std::memcpy(&checksum, p + 116, 4);
+  if (magic != kTensorMapMagic || checksum != tensorMapChecksum(p)) return std::nullopt;
+  if (p[8] > uint8_t(exec::TensorMapDataType::TF32Ftz) || p[10] > uint8_t(exec::TensorMapInterleave::B32) ||
+      p[11] > uint8_t(exec::TensorMapSwizzle::B128) || p[12] > uint8_t(exec::TensorMapL2Promotion::B256) ||
+      p[13] > uint8_t(exec::TensorMapOobFill::NanRequestZeroFma))
+    return std::nullopt;
+  EmuTensorMap map;
+  exec::TensorMapSpec &spec = map.spec;
+  spec.dataType = static_cast<exec::TensorMapDataType>(p[8]);
+  spec.rank = p[9];
+  spec.interleave = static_cast<exec::TensorMapInterleave>(p[10]);
+  spec.swizzle = static_cast<exec::TensorMapSwizzle>(p[11]);
+  spec.l2Promotion = static_cast<exec::TensorMapL2Promotion>(p[12]);
+  spec.oobFill = static_cast<exec::TensorMapOobFill>(p[13]);
+  std::memcpy(&map.address, p + 16, 8);
+  std::memcpy(spec.globalDim.data(), p + 24, 40);
+  std::memcpy(spec.globalStrides.data(), p + 64, 32);
+  for (int i = 0; i < 5; ++i) {
+    uint16_t box = 0, stride = 0;
+    std::memcpy(&box, p + 96 + 2 * i, 2);
+    std::memcpy(&stride, p + 106 + 2 * i, 2);
+    spec.boxDim[i] = box, spec.elementStrides[i] = stride;
+  }
+  // Valid when encoded; checked again so that no use of it can go wrong.
+  if (!exec::tensorMapProblems(spec, map.address).empty()) return std::nullopt;
+  return map;
+}
+
+uint32_t tensorMapSwizzle(uint32_t address, exec::TensorMapSwizzle swizzle) {
+  const uint32_t span = exec::tensorMapSwizzleBytes(swizzle);
+  if (!span) return address;
+  // The 16-byte chunk index within a 128-byte row (address bits 4-6, as many
+  // of them as the span has chunks) XOR the row's index modulo the pattern
+  // (bits 7-9): the pattern repeats every 256, 512 or 1024 bytes.
+  const uint32_t mask = span / 16 - 1;
+  return address ^ (((address >> 7) & mask) << 4);
 }
 
 bool decodeAsync(DecodeContext &ctx) {

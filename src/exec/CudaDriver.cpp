@@ -68,6 +68,8 @@ Result<std::shared_ptr<const CudaDriver>> CudaDriver::load() {
       reinterpret_cast<decltype(driver->memHostRegister)>(dlsym(driver->libraryHandle, "cuMemHostRegister_v2"));
   driver->memHostUnregister =
       reinterpret_cast<decltype(driver->memHostUnregister)>(dlsym(driver->libraryHandle, "cuMemHostUnregister"));
+  driver->tensorMapEncodeTiled =
+      reinterpret_cast<decltype(driver->tensorMapEncodeTiled)>(dlsym(driver->libraryHandle, "cuTensorMapEncodeTiled"));
   if (!missing.empty())
     return makeExecError(ExecErrorKind::NoDevice, libraryName + " lacks " + missing + " (driver too old?)");
   return std::shared_ptr<const CudaDriver>(std::move(driver));

@@ -50,6 +50,8 @@ struct CudaDriver {
   /// Optional (null when the driver lacks it): page-locks host memory.
   decltype(&::cuMemHostRegister) memHostRegister = nullptr;
   decltype(&::cuMemHostUnregister) memHostUnregister = nullptr;
+  /// Optional (CUDA 12.0+ drivers): encodes a TMA tensor map.
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 
   /// Opens libcuda.so.1 (or $PTXFORGE_LIBCUDA) and resolves every entry point.
   /// An Error "no GPU: ..." when the library or a symbol is missing.

@@ -155,6 +155,11 @@ Result<GlobalVariable> Executor::getGlobal(ModuleHandle module, const std::strin
                                                        ")");
 }
 
+Result<TensorMapBytes> Executor::encodeTensorMap(BufferHandle buffer, uint64_t byteOffset, const TensorMapSpec &spec) {
+  (void)buffer, (void)byteOffset, (void)spec;
+  return makeExecError(ExecErrorKind::Unavailable, "tensor maps are not available on this executor");
+}
+
 Result<void> Executor::runLibraryCall(const LibraryCall &call) {
   return makeExecError(ExecErrorKind::Unavailable,
                        std::string("vendor-library calls (") + libraryOpName(call.op) +

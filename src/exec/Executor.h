@@ -7,6 +7,7 @@
 #pragma once
 
 #include "exec/LaunchProfile.h"
+#include "exec/TensorMap.h"
 #include "support/Result.h"
 
 #include <cstddef>
@@ -367,6 +368,14 @@ public:
   /// (LaunchConfig::profile), in launch order; empty where the executor does
   /// not profile (the GPU: Nsight Compute does that).
   virtual std::vector<LaunchProfile> takeProfiles() { return {}; }
+
+  /// Encodes a tiled tensor map (TensorMap.h) over `buffer` from `byteOffset`
+  /// on, for a kernel parameter: cuTensorMapEncodeTiled on the GPU (the
+  /// isolated worker encodes its own buffers), the emulator's own 128 bytes,
+  /// which its cp.async.bulk.tensor decodes. A spec that breaks the driver's
+  /// rules (tensorMapProblems) is InvalidArgument on every executor. Default:
+  /// Unavailable.
+  virtual Result<TensorMapBytes> encodeTensorMap(BufferHandle buffer, uint64_t byteOffset, const TensorMapSpec &spec);
 
   /// Runs one vendor-library call (cuBLAS on the GPU) and waits for it. The
   /// default, for executors without a vendor library (the emulator): an Error

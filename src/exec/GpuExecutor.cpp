@@ -11,6 +11,7 @@
 #endif
 
 #include <climits>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -85,6 +86,7 @@ public:
   Result<std::vector<float>> timeLaunch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args,
                                         const TimingOptions &options) override;
   Result<void> flushL2() override;
+  Result<TensorMapBytes> encodeTensorMap(BufferHandle buffer, uint64_t byteOffset, const TensorMapSpec &spec) override;
   Result<void> runLibraryCall(const LibraryCall &call) override;
   Result<std::vector<float>> timeLibraryCall(const LibraryCall &call, const TimingOptions &options) override;
 
@@ -296,6 +298,45 @@ Result<void> GpuExecutor::copyOnDevice(BufferHandle dst, uint64_t dstOffset, Buf
       result != CUDA_SUCCESS)
     return fail(result, ExecErrorKind::Internal, "cuMemcpyDtoD");
   return {};
+}
+
+Result<TensorMapBytes> GpuExecutor::encodeTensorMap(BufferHandle buffer, uint64_t byteOffset, const TensorMapSpec &spec) {
+  if (Result<void> ok = checkAlive(); !ok)
+    return ok.error();
+  const uint64_t address = buffer.value + byteOffset;
+  if (std::vector<std::string> problems = tensorMapProblems(spec, address); !problems.empty()) {
+    std::string text;
+    for (const std::string &problem : problems)
+      text += (text.empty() ? "" : "; ") + problem;
+    return makeExecError(ExecErrorKind::InvalidArgument, "tensor map " + describeTensorMap(spec) + ": " + text);
+  }
+  // The map must not reach past the buffer: the copy engine checks only the map's own bounds.
+  if (Result<void> ok = checkRange(buffer, byteOffset, tensorMapFootprintBytes(spec), "tensor map"); !ok)
+    return ok.error();
+  if (!driver_->tensorMapEncodeTiled)
+    return makeExecError(ExecErrorKind::Unavailable, "the CUDA driver lacks cuTensorMapEncodeTiled (driver too old?)");
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], elementStrides[5];
+  for (uint32_t i = 0; i < 5; ++i) {
+    dims[i] = spec.globalDim[i];
+    box[i] = spec.boxDim[i];
+    elementStrides[i] = spec.elementStrides[i];
+    if (i < 4)
+      strides[i] = spec.globalStrides[i];
+  }
+  CUresult result = driver_->tensorMapEncodeTiled(
+      &map, static_cast<CUtensorMapDataType>(spec.dataType), spec.rank, reinterpret_cast<void *>(address), dims, strides,
+      box, elementStrides, static_cast<CUtensorMapInterleave>(spec.interleave),
+      static_cast<CUtensorMapSwizzle>(spec.swizzle), static_cast<CUtensorMapL2promotion>(spec.l2Promotion),
+      static_cast<CUtensorMapFloatOOBfill>(spec.oobFill));
+  if (result != CUDA_SUCCESS)
+    return fail(result, ExecErrorKind::InvalidArgument, "cuTensorMapEncodeTiled(" + describeTensorMap(spec) + ")");
+  static_assert(sizeof(CUtensorMap) == sizeof(TensorMapBytes), "CUtensorMap is 128 bytes");
+  TensorMapBytes bytes;
+  std::memcpy(bytes.data(), &map, bytes.size());
+  return bytes;
 }
 
 Result<GlobalVariable> GpuExecutor::getGlobal(ModuleHandle module, const std::string &name) {

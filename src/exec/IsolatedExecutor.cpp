@@ -459,6 +459,28 @@ std::vector<LaunchFinding> IsolatedExecutor::takeFindings() {
   return std::move(answer->findings);
 }
 
+Result<TensorMapBytes> IsolatedExecutor::encodeTensorMap(BufferHandle buffer, uint64_t byteOffset,
+                                                         const TensorMapSpec &spec) {
+  // The worker encodes: the map holds its own device address of the buffer.
+  Result<uint64_t> address = remote(buffers_, buffer.value, "buffer");
+  if (!address)
+    return address.error();
+  Request request;
+  request.op = Op::EncodeTensorMap;
+  request.handle = *address;
+  request.offset = byteOffset;
+  request.data = serializeTensorMapSpec(spec);
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  TensorMapBytes map{};
+  if (answer->data.size() != map.size())
+    return makeExecError(ExecErrorKind::Internal, "the worker's tensor map is " + std::to_string(answer->data.size()) +
+                                                      " bytes, not 128");
+  std::copy(answer->data.begin(), answer->data.end(), map.begin());
+  return map;
+}
+
 std::vector<LaunchProfile> IsolatedExecutor::takeProfiles() {
   if (options_.backend != "emu" || !worker_.running())
     return {};

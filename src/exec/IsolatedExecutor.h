@@ -112,6 +112,7 @@ public:
   Result<void> flushL2() override;
   /// Forwarded to the worker's GpuExecutor (cuBLAS is loaded there, so a
   /// fault inside it ends as a crashed worker, not a crashed caller).
+  Result<TensorMapBytes> encodeTensorMap(BufferHandle buffer, uint64_t byteOffset, const TensorMapSpec &spec) override;
   Result<void> runLibraryCall(const LibraryCall &call) override;
   Result<std::vector<float>> timeLibraryCall(const LibraryCall &call, const TimingOptions &options) override;
 

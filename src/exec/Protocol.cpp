@@ -36,6 +36,7 @@ const char *opName(Op op) {
   case Op::CopyToDeviceStaged: return "copy-to-device-staged";
   case Op::CopyToHostStaged: return "copy-to-host-staged";
   case Op::TakeProfiles: return "take-profiles";
+  case Op::EncodeTensorMap: return "encode-tensor-map";
   case Op::TestSleep: return "test-sleep";
   case Op::TestExit: return "test-exit";
   }
@@ -226,7 +227,7 @@ LibraryCall getLibraryCall(Reader &reader) {
 }
 
 bool validOp(uint8_t raw) {
-  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::TakeProfiles)) || raw == uint8_t(Op::TestSleep) ||
+  return (raw >= uint8_t(Op::Hello) && raw <= uint8_t(Op::EncodeTensorMap)) || raw == uint8_t(Op::TestSleep) ||
          raw == uint8_t(Op::TestExit);
 }
 

@@ -48,6 +48,7 @@ enum class Op : uint8_t {
   CopyToDeviceStaged, ///< handle, offset, bytes (the data: staging[0, bytes))
   CopyToHostStaged,   ///< handle, offset, bytes -> staging[0, bytes)
   TakeProfiles,       ///< -> profiles (the emulator's profiled launches)
+  EncodeTensorMap,    ///< handle, offset, data (serializeTensorMapSpec) -> data (the 128-byte map)
   // Test-only operations, honoured only when the worker runs with
   // PTXFORGE_EXEC_WORKER_TEST=1 in its environment.
   TestSleep = 100, ///< value = milliseconds to sleep before answering

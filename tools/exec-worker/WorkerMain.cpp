@@ -171,6 +171,12 @@ Response Worker::serve(const Request &request) {
   case Op::TakeProfiles:
     response.profiles = executor.takeProfiles();
     break;
+  case Op::EncodeTensorMap:
+    if (std::optional<TensorMapSpec> spec = deserializeTensorMapSpec(request.data); !spec)
+      setError(response, makeExecError(ExecErrorKind::Internal, "a malformed tensor-map spec in the request"));
+    else if (auto map = executor.encodeTensorMap(BufferHandle{request.handle}, request.offset, *spec); check(map))
+      response.data.assign(map->begin(), map->end());
+    break;
   case Op::CopyOnDevice:
     check(executor.copyOnDevice(BufferHandle{request.handle}, request.offset, BufferHandle{request.handle2},
                                 request.offset2, request.bytes));

@@ -1,0 +1,343 @@
+// TMA in the emulator: tensor maps the executor encodes, cp.async.bulk.tensor
+// loads (layout, swizzle modes, out-of-bounds fill) and stores (clipped at the
+// tensor's edge), and the checks of their misuse.
+#include "EmuHarness.h"
+
+#include "emu/Async.h"
+
+#include <cstring>
+#include <string>
+
+namespace ptxforge::emu {
+namespace {
+
+using exec::TensorMapSpec;
+using exec::TensorMapSwizzle;
+
+// The swizzle of the PTX ISA's figures, written out rather than computed:
+// the position of each 16-byte chunk of a 128-byte row, for the 8 rows of a
+// 1024-byte-aligned 128B pattern (row r holds chunk c at c ^ (r % 8)).
+constexpr uint32_t kSwizzle128[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5}, {3, 2, 1, 0, 7, 6, 5, 4},
+    {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2}, {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0},
+};
+// 64B: chunks 0-3 of each 64-byte half-row; the pattern changes every 128
+// bytes and repeats every 512 (rows of 128 bytes r: c ^ (r % 4)).
+constexpr uint32_t kSwizzle64[4][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+// 32B: the two chunks of each 32-byte piece swap in every other 128-byte row.
+constexpr uint32_t kSwizzle32[2][2] = {{0, 1}, {1, 0}};
+
+TEST(TensorMapSwizzle, MatchesTheDocumentedPatterns) {
+  for (uint32_t base : {0u, 1024u, 4096u})
+    for (uint32_t row = 0; row < 8; ++row)
+      for (uint32_t chunk = 0; chunk < 8; ++chunk) {
+        uint32_t address = base + row * 128 + chunk * 16;
+        EXPECT_EQ(tensorMapSwizzle(address, TensorMapSwizzle::None), address);
+        EXPECT_EQ(tensorMapSwizzle(address, TensorMapSwizzle::B128), base + row * 128 + kSwizzle128[row][chunk] * 16)
+            << row << " " << chunk;
+        EXPECT_EQ(tensorMapSwizzle(address, TensorMapSwizzle::B64),
+                  base + row * 128 + (chunk / 4) * 64 + kSwizzle64[row % 4][chunk % 4] * 16)
+            << row << " " << chunk;
+        EXPECT_EQ(tensorMapSwizzle(address, TensorMapSwizzle::B32),
+                  base + row * 128 + (chunk / 2) * 32 + kSwizzle32[row % 2][chunk % 2] * 16)
+            << row << " " << chunk;
+      }
+}
+
+TEST(EmuTensorMap, EncodesAndDecodesItsOwnMapsOnly) {
+  TensorMapSpec spec;
+  spec.dataType = exec::TensorMapDataType::BF16;
+  spec.rank = 3;
+  spec.globalDim = {64, 10, 3, 0, 0};
+  spec.globalStrides = {128, 1280, 0, 0};
+  spec.boxDim = {64, 8, 1, 0, 0};
+  spec.swizzle = TensorMapSwizzle::B128;
+  spec.oobFill = exec::TensorMapOobFill::NanRequestZeroFma;
+  exec::TensorMapBytes bytes = encodeEmuTensorMap(kGlobalBase + 256, spec);
+  std::optional<EmuTensorMap> map = decodeEmuTensorMap(bytes);
+  ASSERT_TRUE(map);
+  EXPECT_EQ(map->spec, spec);
+  EXPECT_EQ(map->address, kGlobalBase + 256);
+  bytes[30] ^= 1; // a dimension changed in memory
+  EXPECT_FALSE(decodeEmuTensorMap(bytes));
+  EXPECT_FALSE(decodeEmuTensorMap(exec::TensorMapBytes{}));
+}
+
+// k(out, map, c0, c1, bytes): thread 0 loads the box at (c0, c1) into a
+// 1024-byte-aligned tile; every thread then copies the tile's raw bytes out.
+const std::string kLoad = R"(.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .align 64 .b8 map[128], .param .u32 c0, .param .u32 c1, .param .u32 bytes)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<10>;
+  .shared .align 1024 .b8 tile[4096];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.b64 %rd2, map;
+  cvta.param.u64 %rd3, %rd2;
+  ld.param.u32 %r1, [c0];
+  ld.param.u32 %r2, [c1];
+  ld.param.u32 %r3, [bytes];
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, bar;
+  mov.u32 %r6, tile;
+  setp.eq.u32 %p1, %r4, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;
+  bar.sync 0;
+  @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r5], %r3;
+  @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r6], [%rd3, {%r1, %r2}], [%r5];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r5], 0;
+  @!%p2 bra WAIT;
+  mov.u32 %r7, %r4;
+LOOP:
+  shl.b32 %r8, %r7, 2;
+  setp.ge.u32 %p3, %r8, %r3;
+  @%p3 bra DONE;
+  add.u32 %r9, %r6, %r8;
+  ld.shared.b32 %r10, [%r9];
+  cvt.u64.u32 %rd5, %r8;
+  add.s64 %rd6, %rd1, %rd5;
+  st.global.b32 [%rd6], %r10;
+  add.u32 %r7, %r7, 128;
+  bra LOOP;
+DONE:
+  ret;
+}
+)";
+
+// k(out, map, outMap, c0, c1): the box at (c0, c1) of `map` goes through
+// shared memory into `outMap` at (c1, c0) (its transpose's coordinates; the
+// bytes are not transposed).
+const std::string kStore = R"(.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .align 64 .b8 map[128], .param .align 64 .b8 outMap[128], .param .u32 c0, .param .u32 c1)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<10>;
+  .shared .align 128 .b8 tile[4096];
+  .shared .align 8 .b64 bar;
+  mov.b64 %rd2, map;
+  cvta.param.u64 %rd3, %rd2;
+  mov.b64 %rd4, outMap;
+  cvta.param.u64 %rd5, %rd4;
+  ld.param.u32 %r1, [c0];
+  ld.param.u32 %r2, [c1];
+  mov.u32 %r5, bar;
+  mov.u32 %r6, tile;
+  mbarrier.init.shared::cta.b64 [%r5], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd6, [%r5], 1024;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r6], [%rd3, {%r1, %r2}], [%r5];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r5], 0;
+  @!%p2 bra WAIT;
+  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd5, {%r2, %r1}], [%r6];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+  ret;
+}
+)";
+
+class TensorCopyTest : public EmuTest {
+protected:
+  /// A W x H u32 matrix holding r * 1000 + c, row-major, in a buffer of its own.
+  exec::DeviceBuffer matrix(uint32_t width, uint32_t height) {
+    std::vector<uint32_t> values(size_t(width) * height);
+    for (uint32_t r = 0; r < height; ++r)
+      for (uint32_t c = 0; c < width; ++c) values[size_t(r) * width + c] = r * 1000 + c;
+    Result<exec::DeviceBuffer> buffer = executor_->allocateBuffer(values.size() * 4);
+    EXPECT_TRUE(buffer);
+    EXPECT_TRUE(executor_->upload(buffer->handle(), values));
+    return std::move(*buffer);
+  }
+
+  static TensorMapSpec spec2d(uint32_t width, uint32_t height, uint32_t boxW, uint32_t boxH, TensorMapSwizzle swizzle) {
+    TensorMapSpec spec;
+    spec.dataType = exec::TensorMapDataType::U32;
+    spec.rank = 2;
+    spec.globalDim = {width, height, 0, 0, 0};
+    spec.globalStrides = {uint64_t(width) * 4, 0, 0, 0};
+    spec.boxDim = {boxW, boxH, 0, 0, 0};
+    spec.swizzle = swizzle;
+    return spec;
+  }
+
+  struct Ran {
+    Result<void> status;
+    std::vector<uint32_t> out;
+    std::vector<exec::LaunchFinding> findings;
+  };
+
+  /// Runs kLoad (or `ptx`) on one CTA of 128 threads and returns the tile's bytes.
+  Ran load(const exec::TensorMapBytes &map, int32_t c0, int32_t c1, uint32_t bytes, const std::string &ptx = kLoad) {
+    Ran ran;
+    Result<exec::ModuleHandle> module =
+        executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+    EXPECT_TRUE(module) << (module ? "" : module.error().message);
+    Result<exec::KernelInfo> kernel = executor_->getKernel(*module, "k");
+    Result<exec::DeviceBuffer> out = executor_->allocateBuffer(bytes);
+    EXPECT_TRUE(kernel && out);
+    EXPECT_TRUE(executor_->upload(out->handle(), std::vector<uint32_t>(bytes / 4, 0xdeadbeefu)));
+    exec::KernelArgs args;
+    args.buffer(out->handle()).raw(map.data(), map.size(), 64).scalar(c0).scalar(c1).scalar(bytes);
+    exec::LaunchConfig config;
+    config.block = {128, 1, 1};
+    ran.status = executor_->launch(kernel->handle, config, args.pack());
+    ran.findings = executor_->takeFindings();
+    ran.out = *executor_->download<uint32_t>(out->handle(), bytes / 4);
+    return ran;
+  }
+};
+
+TEST_F(TensorCopyTest, A2dLoadLaysTheBoxOutSwizzledAndFillsOutOfBoundsWithZero) {
+  // 40 x 20, box 32 x 8 at (16, 16): columns 40.. and rows 20.. lie outside.
+  exec::DeviceBuffer in = matrix(40, 20);
+  for (TensorMapSwizzle swizzle : {TensorMapSwizzle::None, TensorMapSwizzle::B128}) {
+    Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec2d(40, 20, 32, 8, swizzle));
+    ASSERT_TRUE(map) << map.error().message;
+    Ran ran = load(*map, 16, 16, 1024);
+    ASSERT_TRUE(ran.status) << ran.status.error().message;
+    EXPECT_TRUE(ran.findings.empty()) << ran.findings[0].message;
+    for (uint32_t r = 0; r < 8; ++r)
+      for (uint32_t c = 0; c < 32; ++c) {
+        uint32_t row = 16 + r, column = 16 + c;
+        uint32_t want = row < 20 && column < 40 ? row * 1000 + column : 0;
+        uint32_t chunk = c / 4;
+        if (swizzle == TensorMapSwizzle::B128) chunk = kSwizzle128[r][chunk];
+        EXPECT_EQ(ran.out[r * 32 + chunk * 4 + c % 4], want) << r << "," << c;
+      }
+  }
+}
+
+TEST_F(TensorCopyTest, SixtyFourAndThirtyTwoByteSwizzles) {
+  exec::DeviceBuffer in = matrix(64, 16);
+  // Box rows of 64 (16 x 4 bytes) and 32 bytes (8 x 4): two and four rows per 128 bytes.
+  for (auto [swizzle, boxW] : {std::pair{TensorMapSwizzle::B64, 16u}, std::pair{TensorMapSwizzle::B32, 8u}}) {
+    Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec2d(64, 16, boxW, 16, swizzle));
+    ASSERT_TRUE(map) << map.error().message;
+    const uint32_t bytes = boxW * 16 * 4;
+    Ran ran = load(*map, 8, 0, bytes);
+    ASSERT_TRUE(ran.status) << ran.status.error().message;
+    for (uint32_t r = 0; r < 16; ++r)
+      for (uint32_t c = 0; c < boxW; ++c) {
+        uint32_t offset = (r * boxW + c) * 4, row128 = offset / 128, inRow = offset % 128;
+        uint32_t chunk = inRow / 16, place;
+        if (swizzle == TensorMapSwizzle::B64) place = (chunk / 4) * 4 + kSwizzle64[row128 % 4][chunk % 4];
+        else place = (chunk / 2) * 2 + kSwizzle32[row128 % 2][chunk % 2];
+        EXPECT_EQ(ran.out[(row128 * 128 + place * 16 + inRow % 16) / 4], r * 1000 + 8 + c) << r << "," << c;
+      }
+  }
+}
+
+TEST_F(TensorCopyTest, NegativeCoordinatesAndTheNanFill) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  TensorMapSpec spec = spec2d(40, 20, 32, 8, TensorMapSwizzle::None);
+  spec.dataType = exec::TensorMapDataType::F32;
+  spec.oobFill = exec::TensorMapOobFill::NanRequestZeroFma;
+  Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec);
+  ASSERT_TRUE(map) << map.error().message;
+  Ran ran = load(*map, -4, -2, 1024);
+  ASSERT_TRUE(ran.status) << ran.status.error().message;
+  for (uint32_t r = 0; r < 8; ++r)
+    for (uint32_t c = 0; c < 32; ++c) {
+      int row = int(r) - 2, column = int(c) - 4;
+      uint32_t want = row >= 0 && column >= 0 ? uint32_t(row * 1000 + column) : 0x7fffffffu;
+      EXPECT_EQ(ran.out[r * 32 + c], want) << r << "," << c;
+    }
+}
+
+TEST_F(TensorCopyTest, AStoreWritesOnlyTheBoxInsideTheTensor) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  Result<exec::DeviceBuffer> out = executor_->allocateBuffer(24 * 36 * 4);
+  ASSERT_TRUE(out);
+  ASSERT_TRUE(executor_->upload(out->handle(), std::vector<uint32_t>(24 * 36, 0xdeadbeefu)));
+  // `out` is 24 wide and 36 high; the 32 x 8 box lands at column 16, row 8.
+  Result<exec::TensorMapBytes> inMap = executor_->encodeTensorMap(in.handle(), 0, spec2d(40, 20, 32, 8, TensorMapSwizzle::None));
+  Result<exec::TensorMapBytes> outMap =
+      executor_->encodeTensorMap(out->handle(), 0, spec2d(24, 36, 32, 8, TensorMapSwizzle::None));
+  ASSERT_TRUE(inMap && outMap);
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(kStore.begin(), kStore.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<exec::KernelInfo> kernel = executor_->getKernel(*module, "k");
+  ASSERT_TRUE(kernel);
+  exec::KernelArgs args;
+  args.buffer(out->handle()).raw(inMap->data(), 128, 64).raw(outMap->data(), 128, 64).scalar<int32_t>(8).scalar<int32_t>(16);
+  exec::LaunchConfig config;
+  config.block = {1, 1, 1}; // one thread issues everything
+  Result<void> ran = executor_->launch(kernel->handle, config, args.pack());
+  ASSERT_TRUE(ran) << ran.error().message;
+  std::vector<uint32_t> got = *executor_->download<uint32_t>(out->handle(), 24 * 36);
+  for (uint32_t r = 0; r < 36; ++r)
+    for (uint32_t c = 0; c < 24; ++c) {
+      // Box element (j1, j0) = in[16 + j1][8 + j0] (zero from row 20 on)
+      // goes to out[8 + j1][16 + j0]; columns 24.. of the box are clipped.
+      bool inBox = r >= 8 && r < 16 && c >= 16;
+      uint32_t inRow = 16 + (r - 8);
+      uint32_t want = !inBox ? 0xdeadbeefu : inRow < 20 ? inRow * 1000 + 8 + (c - 16) : 0;
+      ASSERT_EQ(got[r * 24 + c], want) << r << "," << c;
+    }
+}
+
+TEST_F(TensorCopyTest, ReadingTheTileBeforeTheMbarrierPhaseIsARace) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec2d(40, 20, 32, 8, TensorMapSwizzle::None));
+  ASSERT_TRUE(map);
+  std::string ptx = kLoad;
+  const std::string wait = "WAIT:\n  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r5], 0;\n  @!%p2 bra WAIT;\n";
+  ptx.replace(ptx.find(wait), wait.size(), "");
+  Ran ran = load(*map, 0, 0, 1024, ptx);
+  EXPECT_FALSE(ran.status);
+  const exec::LaunchFinding *race = nullptr;
+  for (const exec::LaunchFinding &f : ran.findings)
+    if (f.check == "racecheck") race = &f;
+  ASSERT_NE(race, nullptr);
+  EXPECT_EQ(race->line, lineOf(ptx, "ld.shared.b32"));
+  EXPECT_NE(race->message.find("bulk copy at line " + std::to_string(lineOf(ptx, "cp.async.bulk.tensor"))),
+            std::string::npos)
+      << race->message;
+}
+
+TEST_F(TensorCopyTest, AnOperandThatIsNoMapOrOfAnotherRankIsAMemcheckFinding) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  Ran garbage = load(exec::TensorMapBytes{}, 0, 0, 1024);
+  ASSERT_FALSE(garbage.status);
+  EXPECT_NE(garbage.status.error().message.find("holds no tensor map"), std::string::npos)
+      << garbage.status.error().message;
+  TensorMapSpec spec = spec2d(40, 20, 32, 8, TensorMapSwizzle::None);
+  spec.rank = 3;
+  spec.globalDim[2] = 1;
+  spec.globalStrides[1] = 40 * 20 * 4;
+  spec.boxDim[2] = 1;
+  Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec);
+  ASSERT_TRUE(map) << map.error().message;
+  Ran ranked = load(*map, 0, 0, 1024);
+  ASSERT_FALSE(ranked.status);
+  EXPECT_NE(ranked.status.error().message.find("cp.async.bulk.tensor.2d with a tensor map of rank 3"), std::string::npos)
+      << ranked.status.error().message;
+}
+
+TEST_F(TensorCopyTest, EncodingChecksTheDriversRulesAndTheBuffer) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  TensorMapSpec spec = spec2d(40, 20, 32, 8, TensorMapSwizzle::None);
+  spec.globalStrides[0] = 100;
+  Result<exec::TensorMapBytes> strided = executor_->encodeTensorMap(in.handle(), 0, spec);
+  ASSERT_FALSE(strided);
+  EXPECT_EQ(exec::execErrorKindOf(strided.error()), ExecErrorKind::InvalidArgument);
+  EXPECT_NE(strided.error().message.find("multiple of 16"), std::string::npos) << strided.error().message;
+  spec = spec2d(40, 21, 32, 8, TensorMapSwizzle::None); // one row more than the buffer holds
+  EXPECT_FALSE(executor_->encodeTensorMap(in.handle(), 0, spec));
+  spec = spec2d(40, 20, 64, 8, TensorMapSwizzle::B128); // 256-byte rows in a 128-byte span
+  Result<exec::TensorMapBytes> wide = executor_->encodeTensorMap(in.handle(), 0, spec);
+  ASSERT_FALSE(wide);
+  EXPECT_NE(wide.error().message.find("swizzle span"), std::string::npos) << wide.error().message;
+}
+
+} // namespace
+} // namespace ptxforge::emu
