@@ -443,8 +443,12 @@ Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &req
     options.optLevel = 0;
   // Checked in both isolations: the size and name limits guard nvJitLink
   // bugs that would corrupt this very process.
-  if (std::optional<ptx::Diagnostic> tooBig = checkInputLimits(ptx, *limits))
-    return rejected(options, std::move(*tooBig));
+  if (std::optional<ptx::Diagnostic> tooBig = checkInputLimits(ptx, *limits)) {
+    CompileResult result = rejected(options, std::move(*tooBig));
+    // Located at the module's first token, found in a prefix: the module is too big to read whole.
+    locateCompilerDiagnostics(result.diagnostics, ptx.substr(0, std::min<size_t>(ptx.size(), 1u << 20)));
+    return result;
+  }
 
   BackendRequest backend = toBackendRequest(options);
   if (backend.backend == BackendKind::Ptxas) {
@@ -464,6 +468,7 @@ Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &req
   } else {
     result = compileIsolated(ptx, options, backend, *limits);
   }
+  if (result) locateCompilerDiagnostics(result->diagnostics, ptx);
   if (result && debugTarget && requested.optLevel != 0)
     result->advisories.push_back("the module targets `debug` (nvcc -G): compiled at -O0, as ptxas requires for "
                                  "debug information; remove `debug` from .target to compile optimized");

@@ -1,6 +1,7 @@
 // LogParser: ptxas / nvJitLink log text -> Diagnostics, ResourceReport, advisories.
 #include "toolchain/LogParser.h"
 
+#include "ptx/Lexer.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -166,6 +167,81 @@ std::string classifyCompilerMessage(std::string_view message) {
       contains(text, "incompatible") || contains(text, "size of"))
     return kCodeCompileType;
   return kCodeCompileOther;
+}
+
+namespace {
+
+/// The texts a compiler message quotes between single quotes, in order.
+std::vector<std::string_view> quotedTexts(std::string_view message) {
+  std::vector<std::string_view> quoted;
+  size_t open = message.find('\'');
+  while (open != std::string_view::npos) {
+    const size_t close = message.find('\'', open + 1);
+    if (close == std::string_view::npos) break;
+    if (close > open + 1) quoted.push_back(message.substr(open + 1, close - open - 1));
+    open = message.find('\'', close + 1);
+  }
+  return quoted;
+}
+
+/// The text of the 1-based line `number` of `source` (empty past its end).
+std::string_view sourceLine(std::string_view source, uint32_t number) {
+  size_t start = 0;
+  for (uint32_t line = 1; line < number; ++line) {
+    const size_t newline = source.find('\n', start);
+    if (newline == std::string_view::npos) return {};
+    start = newline + 1;
+  }
+  const size_t end = source.find('\n', start);
+  return source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+}
+
+} // namespace
+
+void locateCompilerDiagnostics(std::vector<ptx::Diagnostic> &diagnostics, std::string_view ptx) {
+  if (std::none_of(diagnostics.begin(), diagnostics.end(),
+                   [](const ptx::Diagnostic &d) { return d.line == 0 || d.column == 0; }))
+    return;
+  const std::vector<ptx::Token> tokens = ptx::tokenize(ptx);
+  const ptx::Token &firstToken = tokens.front(); // End (line 1 at the least) for an empty module
+  for (ptx::Diagnostic &diagnostic : diagnostics) {
+    if (diagnostic.line != 0 && diagnostic.column != 0) continue;
+    // The message without the log's "ptxas FILE, line N;" prefix, whose path may hold quotes.
+    std::string_view text = diagnostic.message;
+    if (size_t semicolon = text.find("; "); diagnostic.line != 0 && semicolon != std::string_view::npos)
+      text.remove_prefix(semicolon + 2);
+    const std::vector<std::string_view> quoted = quotedTexts(text);
+    if (diagnostic.line == 0) {
+      // A function the message quotes: point at its name after .entry / .func.
+      const ptx::Token *named = nullptr;
+      for (size_t i = 1; i < tokens.size() && !named; ++i)
+        if ((tokens[i - 1].isDot("entry") || tokens[i - 1].isDot("func")) &&
+            std::find(quoted.begin(), quoted.end(), tokens[i].text) != quoted.end())
+          named = &tokens[i];
+      const ptx::Token &at = named ? *named : firstToken;
+      diagnostic.line = std::max<uint32_t>(at.line, 1);
+      diagnostic.column = std::max<uint32_t>(at.column, 1);
+      continue;
+    }
+    const std::string_view line = sourceLine(ptx, diagnostic.line);
+    std::vector<const ptx::Token *> onLine;
+    for (const ptx::Token &token : tokens)
+      if (token.line == diagnostic.line && token.kind != ptx::TokenKind::End) onLine.push_back(&token);
+    const ptx::Token *chosen = nullptr;
+    for (std::string_view wanted : quoted) {
+      for (const ptx::Token *token : onLine) {
+        // Tokens split `add.s32` and `wgmma.fence`: match the quote against the line from the token on.
+        const size_t offset = token->column - 1;
+        if (offset < line.size() && line.substr(offset, wanted.size()) == wanted) {
+          chosen = token;
+          break;
+        }
+      }
+      if (chosen) break;
+    }
+    if (!chosen && !onLine.empty()) chosen = onLine.front();
+    diagnostic.column = chosen ? chosen->column : 1;
+  }
 }
 
 std::vector<ptx::Diagnostic> parseCompilerLog(std::string_view log) {

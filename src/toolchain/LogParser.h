@@ -32,6 +32,16 @@ inline constexpr const char *kCodeCompileOther = "compile-other";
 /// not diagnostics.
 std::vector<ptx::Diagnostic> parseCompilerLog(std::string_view log);
 
+/// Gives every diagnostic of a compile a line and a column in `ptx`, the
+/// module that was compiled (the Diagnostic contract). A log line names a line
+/// but no column: the column is that of the first token the message quotes
+/// ('add', '%f3', 'wgmma.fence') found on that line, else of the line's first
+/// token. A finding without a line (a resource limit, a crash, a trailer)
+/// points at the function it quotes ("Entry function 'big' uses too much
+/// shared data") or else at the module's first token, as the lint's
+/// whole-module findings do. Diagnostics that already have both are kept.
+void locateCompilerDiagnostics(std::vector<ptx::Diagnostic> &diagnostics, std::string_view ptx);
+
 /// Classifies one compiler message text (without the "ptxas ..., line N;
 /// error :" prefix) into one of the compile-* codes.
 std::string classifyCompilerMessage(std::string_view message);

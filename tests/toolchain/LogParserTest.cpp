@@ -240,3 +240,77 @@ TEST(LogParser, LegacyPtxGetsItsOwnHint) {
   EXPECT_NE(diagnostics.front().hint.find("--backend ptxas"), std::string::npos) << diagnostics.front().hint;
   EXPECT_EQ(diagnostics.front().hint.find("sm_90a"), std::string::npos);
 }
+
+// --- every compile diagnostic is located ------------------------------------------
+
+namespace {
+
+const char *const kLocatedModule = R"(// a comment before the module
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry big(.param .u64 p)
+{
+	.reg .f32 %f<4>;
+	.reg .b64 %rd<2>;
+	add.f32 %f1, %f2, %rd1;
+	frob.bar %f1;
+	mov.u32 %f3, %undefined_thing;
+	wgmma.fence.sync.aligned;
+	ret;
+}
+)";
+
+} // namespace
+
+// Every code a compile can give (the log's categories and the limits'), walked
+// one by one: each gets a line and a column in the module, at the token the
+// message quotes, the function it names, or the module's first token.
+TEST(LogParser, EveryCompileDiagnosticCodeGetsALineAndAColumn) {
+  struct Case {
+    const char *code;
+    std::string logOrMessage; ///< a log line, or (line 0) the message of a limit diagnostic
+    uint32_t line, column;
+  };
+  const std::vector<Case> cases = {
+      {kCodeCompileType, "ptxas /tmp/x.ptx, line 10; error   : Arguments mismatch for instruction 'add'", 10, 2},
+      {kCodeCompileSyntax, "ptxas /tmp/x.ptx, line 11; error   : Unknown modifier '.bar'", 11, 6},
+      {kCodeCompileUnknownSymbol, "ptxas /tmp/x.ptx, line 12; error   : Unknown symbol '%undefined_thing'", 12, 15},
+      {kCodeCompileArch, "ptxas /tmp/x.ptx, line 13; error   : Instruction 'wgmma.fence' not supported on .target 'sm_80'",
+       13, 2},
+      {kCodeCompileResource, "error   : Entry function 'big' uses too much shared data (0x493e0 bytes, 0xc000 max)", 6, 17},
+      {kCodeCompileOther, "ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (input.ptx)", 2, 1},
+      // A line past the module's end (a stale log) keeps its line, column 1.
+      {kCodeCompileSyntax, "ptxas /tmp/x.ptx, line 99; fatal   : Parsing error near 'x': syntax error", 99, 1},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.logOrMessage);
+    std::vector<ptx::Diagnostic> diagnostics = parseCompilerLog(c.logOrMessage);
+    ASSERT_EQ(diagnostics.size(), 1u);
+    EXPECT_EQ(diagnostics[0].code, c.code);
+    locateCompilerDiagnostics(diagnostics, kLocatedModule);
+    EXPECT_EQ(diagnostics[0].line, c.line);
+    EXPECT_EQ(diagnostics[0].column, c.column);
+  }
+  // The limits' diagnostics (Compiler.h) carry no line: the module's first token.
+  for (const char *code : {"compiler-crashed", "compile-timeout", "compile-memory-limit", "compile-output-limit",
+                           "compile-input-too-large"}) {
+    std::vector<ptx::Diagnostic> diagnostics = {ptx::Diagnostic{code, ptx::Severity::Error, 0, 0, "it failed", ""}};
+    locateCompilerDiagnostics(diagnostics, kLocatedModule);
+    EXPECT_EQ(diagnostics[0].line, 2u) << code;
+    EXPECT_EQ(diagnostics[0].column, 1u) << code;
+  }
+  // An identifier too long is located where it is found; kept as it is.
+  std::vector<ptx::Diagnostic> located = {
+      ptx::Diagnostic{"compile-identifier-too-long", ptx::Severity::Error, 7, 3, "too long", ""}};
+  locateCompilerDiagnostics(located, kLocatedModule);
+  EXPECT_EQ(located[0].line, 7u);
+  EXPECT_EQ(located[0].column, 3u);
+  // An empty module: 1:1.
+  std::vector<ptx::Diagnostic> empty = parseCompilerLog("ERROR 9: finish");
+  locateCompilerDiagnostics(empty, "");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0].line, 1u);
+  EXPECT_EQ(empty[0].column, 1u);
+}
