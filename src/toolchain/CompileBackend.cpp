@@ -199,6 +199,8 @@ Result<RawCompile> runPtxas(std::string_view ptx, const BackendRequest &request)
     argv.insert(argv.end(), {"-maxrregcount", std::to_string(request.maxRegisters)});
   if (request.generateLineInfo)
     argv.push_back("-lineinfo");
+  if (request.relocatable)
+    argv.push_back("-c");
   argv.insert(argv.end(), {input->path(), "-o", output->path()});
 
   const auto start = std::chrono::steady_clock::now();

@@ -23,6 +23,7 @@ struct BackendRequest {
   int optLevel = 3;
   int maxRegisters = 0;
   bool generateLineInfo = false;
+  bool relocatable = false; ///< ptxas -c (compile only, relocatable code), as nvJitLink compiles PTX; ptxas only
   std::string ptxasPath; ///< resolved by the caller (its environment, not the worker's)
   friend bool operator==(const BackendRequest &, const BackendRequest &) = default;
 };

@@ -117,6 +117,7 @@ void writeBackend(Writer &out, const BackendRequest &backend) {
   out.i32(backend.optLevel);
   out.i32(backend.maxRegisters);
   out.boolean(backend.generateLineInfo);
+  out.boolean(backend.relocatable);
   out.string(backend.ptxasPath);
 }
 
@@ -127,6 +128,7 @@ BackendRequest readBackend(Reader &in) {
   backend.optLevel = in.i32();
   backend.maxRegisters = in.i32();
   backend.generateLineInfo = in.boolean();
+  backend.relocatable = in.boolean();
   backend.ptxasPath = in.string();
   return backend;
 }

@@ -11,6 +11,7 @@
 #include "toolchain/Subprocess.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -189,6 +190,7 @@ BackendRequest toBackendRequest(const CompileOptions &options) {
   request.optLevel = options.optLevel;
   request.maxRegisters = options.maxRegisters;
   request.generateLineInfo = options.generateLineInfo;
+  request.relocatable = options.relocatable && request.backend == BackendKind::Ptxas;
   return request;
 }
 
@@ -473,6 +475,63 @@ Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &req
     result->advisories.push_back("the module targets `debug` (nvcc -G): compiled at -O0, as ptxas requires for "
                                  "debug information; remove `debug` from .target to compile optimized");
   return result;
+}
+
+Result<OtherBackendRegisters> compareWithOtherBackend(std::string_view ptx, const CompileOptions &options,
+                                                      const CompileResult &result) {
+  assert(result.ok && "compareWithOtherBackend needs a successful compile");
+  const bool primaryIsNvJitLink = options.backend == CompileOptions::Backend::NvJitLink;
+  auto kernelRegisters = [&](const CompileResult &compiled) {
+    for (const ResourceUsage &usage : compiled.functions)
+      if (usage.function == result.kernelName) return usage.registers;
+    return -1;
+  };
+  auto compileWith = [&](CompileOptions::Backend backend, bool relocatable) -> Result<CompileResult> {
+    CompileOptions other = options;
+    other.backend = backend;
+    other.relocatable = relocatable;
+    other.entryName = result.kernelName;
+    Result<CompileResult> compiled = compilePtx(ptx, other);
+    if (!compiled) return compiled.error();
+    if (!compiled->ok) {
+      std::string first = compiled->diagnostics.empty() ? compiled->errorLog : compiled->diagnostics.front().message;
+      return makeError(ErrorKind::Internal, std::string(backendName(backend)) + " refused a module " +
+                                                backendName(options.backend) + " compiled: " + first);
+    }
+    return compiled;
+  };
+  Result<CompileResult> other =
+      compileWith(primaryIsNvJitLink ? CompileOptions::Backend::Ptxas : CompileOptions::Backend::NvJitLink, false);
+  if (!other) return other.error();
+  OtherBackendRegisters out;
+  out.backend = other->backend;
+  out.registers = kernelRegisters(*other);
+  out.primaryRegisters = kernelRegisters(result);
+  out.differs = out.registers != out.primaryRegisters;
+  if (!out.differs) return out;
+  const int nvJitLinkCount = primaryIsNvJitLink ? out.primaryRegisters : out.registers;
+  const int wholeProgramCount = primaryIsNvJitLink ? out.registers : out.primaryRegisters;
+  // nvJitLink hands the PTX to ptxas as a separately compiled, relocatable
+  // unit (its own log says "compile only(-c)" for old PTX); ptxas run on its
+  // own compiles a whole program. The same -O level, arch and register cap
+  // reach both (toBackendRequest), so that mode is the first suspect.
+  Result<CompileResult> relocatable = compileWith(CompileOptions::Backend::Ptxas, true);
+  const int relocatableCount = relocatable ? kernelRegisters(*relocatable) : -1;
+  if (relocatable && relocatableCount == nvJitLinkCount) {
+    out.reasonConfirmed = true;
+    out.reason = "nvJitLink compiles PTX as relocatable code, like `ptxas -c` (which gives " +
+                 std::to_string(relocatableCount) + " registers too); `ptxas` alone compiles it as a whole program (" +
+                 std::to_string(wholeProgramCount) +
+                 " registers). The gate loads nvJitLink's cubin";
+  } else {
+    out.reason = "not found: the same -O" + std::to_string(options.optLevel) + ", arch and register cap reach both, and " +
+                 (relocatable ? "`ptxas -c` (relocatable, as nvJitLink compiles) gives " +
+                                    std::to_string(relocatableCount) + " registers, not nvJitLink's " +
+                                    std::to_string(nvJitLinkCount)
+                              : "`ptxas -c` failed: " + relocatable.error().message) +
+                 ". The gate loads nvJitLink's cubin";
+  }
+  return out;
 }
 
 } // namespace ptxforge::toolchain

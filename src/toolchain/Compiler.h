@@ -43,6 +43,9 @@ struct CompileOptions {
   int maxRegisters = 0;       ///< per-thread register cap; 0 = unlimited
   Backend backend = Backend::NvJitLink;
   bool generateLineInfo = false; ///< -lineinfo (SASS-to-PTX line mapping)
+  /// ptxas backend only: compile as relocatable code (`ptxas -c`), the way
+  /// nvJitLink compiles PTX, instead of as a whole program.
+  bool relocatable = false;
   /// The kernel whose resources fill CompileResult::resources; empty = the
   /// first .entry of the module.
   std::string entryName;
@@ -82,6 +85,20 @@ std::optional<ptx::Diagnostic> checkInputLimits(std::string_view ptx, const Comp
 /// Name of a backend as reported in results ("nvjitlink", "ptxas").
 const char *backendName(CompileOptions::Backend backend);
 
+/// The kernel's register count from the backend a compile did not use, and
+/// why it differs (docs/register-counts.md). nvJitLink builds the cubin the
+/// gate loads and runs; `ptxas` on its own may allocate differently.
+struct OtherBackendRegisters {
+  std::string backend;         ///< "ptxas" or "nvjitlink": the one the compile did not use
+  int registers = -1;          ///< its count for the compile's kernel (-1: not reported)
+  int primaryRegisters = -1;   ///< the compile's own count, for the comparison
+  bool differs = false;
+  /// When they differ: the explanation found, or what was tried.
+  std::string reason;
+  /// True when `reason` was confirmed by a compile (ptxas -c matching nvJitLink).
+  bool reasonConfirmed = false;
+};
+
 /// Outcome of compiling one module. `ok == false` means the PTX was rejected;
 /// the reasons are in `diagnostics` (and the raw logs).
 struct CompileResult {
@@ -99,6 +116,8 @@ struct CompileResult {
   std::string backend;          ///< "nvjitlink" or "ptxas"
   std::string arch;             ///< the target actually compiled for
   std::string toolVersion;      ///< e.g. "nvJitLink 13.0" or the ptxas path
+  /// Set by compareWithOtherBackend: the other backend's count for the kernel.
+  std::optional<OtherBackendRegisters> otherBackend;
 };
 
 /// Compiles PTX text for `options.arch`. The Result is an Error only when the
@@ -108,6 +127,15 @@ struct CompileResult {
 /// limit — gives an ok Result whose CompileResult has ok == false and
 /// diagnostics. Thread-safe: concurrent callers get a worker each.
 Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &options);
+
+/// Compiles `ptx` again with the backend `options` did not choose (same arch,
+/// -O level, register cap) and compares its register count for
+/// `result.kernelName` with `result`'s. When they differ, a third compile
+/// with `ptxas -c` (relocatable, as nvJitLink compiles PTX) tells whether that
+/// is the cause. An Error when the other backend cannot run (no ptxas) or
+/// fails on a module the first one compiled; `result` must be ok.
+Result<OtherBackendRegisters> compareWithOtherBackend(std::string_view ptx, const CompileOptions &options,
+                                                      const CompileResult &result);
 
 /// True when the module's `.target` lists `debug` (nvcc -G output). Such a
 /// module is compiled at -O0 whatever `optLevel` says, with an advisory.

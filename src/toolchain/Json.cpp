@@ -79,11 +79,19 @@ nlohmann::json toJson(const SassStats &stats) {
   return document;
 }
 
+nlohmann::json toJson(const OtherBackendRegisters &other) {
+  return {{"backend", other.backend},
+          {"registers", orNull(other.registers)},
+          {"differs", other.differs},
+          {"reason", other.reason},
+          {"reason_confirmed", other.reasonConfirmed}};
+}
+
 nlohmann::json toJson(const CompileResult &result) {
   nlohmann::json functions = nlohmann::json::array();
   for (const ResourceUsage &usage : result.functions)
     functions.push_back(toJson(usage));
-  return {{"ok", result.ok},
+  nlohmann::json document = {{"ok", result.ok},
           {"backend", result.backend},
           {"arch", result.arch},
           {"kernel", result.kernelName},
@@ -97,6 +105,9 @@ nlohmann::json toJson(const CompileResult &result) {
           {"tool_version", result.toolVersion},
           {"info_log", result.infoLog},
           {"error_log", result.errorLog}};
+  // Only where compareWithOtherBackend ran (`compile`): other documents keep their shape.
+  if (result.otherBackend) document["other_backend"] = toJson(*result.otherBackend);
+  return document;
 }
 
 } // namespace ptxforge::toolchain

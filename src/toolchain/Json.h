@@ -28,5 +28,8 @@ nlohmann::json toJson(const SassStats &stats);
 /// {ok, backend, arch, kernel, compile_ms, diagnostics, resources, functions,
 ///  module, advisories, cubin_bytes, tool_version, info_log, error_log}
 nlohmann::json toJson(const CompileResult &result);
+/// {backend, registers, differs, reason, reason_confirmed}; in a CompileResult's
+/// document as "other_backend" when compareWithOtherBackend filled it.
+nlohmann::json toJson(const OtherBackendRegisters &other);
 
 } // namespace ptxforge::toolchain

@@ -347,6 +347,54 @@ TEST(Compiler, BothBackendsAgreeOnResources) {
   }
 }
 
+// nvJitLink (the gate's compiler) and whole-program ptxas disagree on the
+// rmsnorm reference (24 vs 16 registers with CUDA 13.0); `ptxas -c`, compiling
+// relocatable code as nvJitLink does, agrees with nvJitLink, and that is the
+// reason given. From either side the other backend is the one compared.
+TEST(Compiler, TheOtherBackendsRegisterCountAndWhyItDiffers) {
+  if (!findPtxas())
+    GTEST_SKIP() << "ptxas not found (set PTXFORGE_PTXAS)";
+  const std::string ptx = readPtx("rmsnorm_reference.ptx");
+  CompileOptions jit = optionsFor(CompileOptions::Backend::NvJitLink);
+  Result<CompileResult> fromJit = compilePtx(ptx, jit);
+  ASSERT_TRUE(fromJit.ok() && fromJit->ok);
+  Result<OtherBackendRegisters> other = compareWithOtherBackend(ptx, jit, *fromJit);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(other->backend, "ptxas");
+  EXPECT_EQ(other->primaryRegisters, fromJit->resources.registers);
+  ASSERT_TRUE(other->differs) << "both give " << other->registers;
+  EXPECT_TRUE(other->reasonConfirmed) << other->reason;
+  EXPECT_NE(other->reason.find("relocatable code, like `ptxas -c` (which gives " +
+                               std::to_string(fromJit->resources.registers) + " registers too)"),
+            std::string::npos)
+      << other->reason;
+
+  CompileOptions relocatable = optionsFor(CompileOptions::Backend::Ptxas);
+  relocatable.relocatable = true;
+  Result<CompileResult> fromPtxasC = compilePtx(ptx, relocatable);
+  ASSERT_TRUE(fromPtxasC.ok() && fromPtxasC->ok);
+  EXPECT_EQ(fromPtxasC->resources.registers, fromJit->resources.registers);
+
+  CompileOptions cli = optionsFor(CompileOptions::Backend::Ptxas);
+  Result<CompileResult> fromCli = compilePtx(ptx, cli);
+  ASSERT_TRUE(fromCli.ok() && fromCli->ok);
+  Result<OtherBackendRegisters> reverse = compareWithOtherBackend(ptx, cli, *fromCli);
+  ASSERT_TRUE(reverse.ok()) << reverse.error().message;
+  EXPECT_EQ(reverse->backend, "nvjitlink");
+  EXPECT_EQ(reverse->registers, fromJit->resources.registers);
+  EXPECT_EQ(reverse->primaryRegisters, other->registers);
+  EXPECT_TRUE(reverse->reasonConfirmed);
+
+  // A kernel both compile alike: no difference, no reason.
+  Result<CompileResult> saxpy = compilePtx(kSaxpy, jit);
+  ASSERT_TRUE(saxpy.ok() && saxpy->ok);
+  Result<OtherBackendRegisters> same = compareWithOtherBackend(kSaxpy, jit, *saxpy);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->differs);
+  EXPECT_EQ(same->registers, saxpy->resources.registers);
+  EXPECT_TRUE(same->reason.empty());
+}
+
 TEST(Compiler, NvJitLinkReportsConstantBank) {
   Result<CompileResult> result = compilePtx(kSaxpy, CompileOptions{});
   ASSERT_TRUE(result.ok());

@@ -75,6 +75,9 @@ std::string formatCompileSummary(const toolchain::CompileResult &result) {
     if (usage.barriers) out += fmt::format(", {} barriers", usage.barriers);
     out += "\n";
   }
+  if (const std::optional<toolchain::OtherBackendRegisters> &other = result.otherBackend; other && other->differs)
+    out += fmt::format("  {} gives {} {} registers ({}: {}): {}\n", other->backend, result.kernelName, other->registers,
+                       result.backend, other->primaryRegisters, other->reason);
   for (const std::string &advisory : result.advisories) out += "  advisory: " + advisory + "\n";
   return out;
 }
@@ -277,6 +280,13 @@ int runCompile(const FileCli &cli) {
   }
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(input->text, compileOptionsFrom(cli));
   if (!compiled) return fail(cli.format, compiled.error(), kExitUsage, {{"file", input->name}});
+  if (compiled->ok) {
+    // The gate runs nvJitLink's cubin; the other backend's count beside it (docs/register-counts.md).
+    Result<toolchain::OtherBackendRegisters> other =
+        toolchain::compareWithOtherBackend(input->text, compileOptionsFrom(cli), *compiled);
+    compiled->otherBackend = other ? *other : toolchain::OtherBackendRegisters{
+        cli.backend == "ptxas" ? "nvjitlink" : "ptxas", -1, -1, false, "not compiled: " + other.error().message, false};
+  }
   const toolchain::CompileResult &result = *compiled;
   diagnostics.insert(diagnostics.end(), result.diagnostics.begin(), result.diagnostics.end());
   ptx::sortByLocation(diagnostics);
