@@ -56,10 +56,12 @@ Result<void> onlyKeys(const nlohmann::json &body, std::initializer_list<const ch
 } // namespace
 
 std::string paramTypeText(const tasks::ParamSpec &param) {
+  if (param.tensorMap) return "tensormap";
   return std::string(tasks::elementTypeName(param.type)) + (param.isPointer ? "*" : "");
 }
 
 std::string scalarValueText(const tasks::ParamSpec &param) {
+  if (param.tensorMap) return tasks::describeTensorMapParam(param);
   if (param.floatValue) return fmt::format("{}", *param.floatValue);
   return tasks::toString(param.value);
 }
@@ -126,6 +128,7 @@ Reply errorReply(int status, std::string code, std::string message) {
 Reply errorReply(const Error &error) {
   int status = 400;
   if (error.code == "unknown-task") status = 404;
+  else if (error.code == "client-gone") status = 499;
   else if (error.kind == ErrorKind::Internal || error.kind == ErrorKind::Io || error.kind == ErrorKind::ToolMissing)
     status = 500;
   nlohmann::json body = {{"kind", errorKindName(error.kind)}, {"code", error.code}, {"message", error.message}};
@@ -174,17 +177,24 @@ Reply extractJson(const nlohmann::json &body) {
            {"notes", extracted->notes}}};
 }
 
-Reply Engine::check(const nlohmann::json &body) {
-  Result<CheckRequest> request = CheckRequest::fromJson(body, {"deadline_ms"});
+namespace {
+
+/// The keys of a check body that belong to the service (Service::JobOptions), not to the check.
+const std::vector<std::string> kServiceKeys = {"deadline_ms", "client"};
+
+} // namespace
+
+Reply Engine::check(const nlohmann::json &body, std::stop_token stop) {
+  Result<CheckRequest> request = CheckRequest::fromJson(body, kServiceKeys);
   if (!request) return errorReply(request.error());
   Result<const tasks::TaskSpec *> task = findTask(suite_, request->task);
   if (!task) return errorReply(task.error());
-  Result<AnswerCheck> checked = gate_.check(**task, *request);
+  Result<AnswerCheck> checked = gate_.check(**task, *request, stop);
   if (!checked) return errorReply(checked.error());
   return {200, toJson(*checked)};
 }
 
-Reply Engine::reward(const nlohmann::json &body) {
+Reply Engine::reward(const nlohmann::json &body, std::stop_token stop) {
   nlohmann::json checkBody = body;
   nlohmann::json weightsJson = nullptr;
   if (checkBody.is_object())
@@ -194,11 +204,11 @@ Reply Engine::reward(const nlohmann::json &body) {
     }
   Result<RewardWeights> weights = RewardWeights::fromJson(weightsJson);
   if (!weights) return errorReply(weights.error());
-  Result<CheckRequest> request = CheckRequest::fromJson(checkBody, {"deadline_ms"});
+  Result<CheckRequest> request = CheckRequest::fromJson(checkBody, kServiceKeys);
   if (!request) return errorReply(request.error());
   Result<const tasks::TaskSpec *> task = findTask(suite_, request->task);
   if (!task) return errorReply(task.error());
-  Result<AnswerCheck> checked = gate_.check(**task, *request);
+  Result<AnswerCheck> checked = gate_.check(**task, *request, stop);
   if (!checked) return errorReply(checked.error());
   nlohmann::json out = rewardJson(*checked, *weights);
   out["check"] = toJson(*checked);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <stop_token>
 #include <string>
 
 namespace ptxforge::serve {
@@ -55,11 +56,13 @@ class Engine {
 public:
   Engine(const tasks::Suite &suite, const Gate::Options &options) : suite_(suite), gate_(options) {}
 
-  /// A check body (CheckRequest::fromJson) -> check's JSON document.
-  Reply check(const nlohmann::json &body);
+  /// A check body (CheckRequest::fromJson; "deadline_ms" and "client" are
+  /// the service's and accepted) -> check's JSON document. A stop requested
+  /// before the check's next stage boundary answers 499 "client-gone".
+  Reply check(const nlohmann::json &body, std::stop_token stop = {});
   /// A check body plus "weights" (RewardWeights::fromJson) -> rewardJson's
   /// document, with the check's document under "check".
-  Reply reward(const nlohmann::json &body);
+  Reply reward(const nlohmann::json &body, std::stop_token stop = {});
   /// GET /v1/tasks/{name}.
   Reply task(const std::string &name) const;
 

@@ -289,7 +289,16 @@ void dropVerdictPrefix(verify::CheckResult &result) {
 
 } // namespace
 
-Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest &request) {
+namespace {
+
+Error clientGone(const char *where) {
+  return makeError(ErrorKind::InvalidInput, "client-gone", fmt::format("the client went away; the check stopped {}", where));
+}
+
+} // namespace
+
+Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest &request, std::stop_token stop) {
+  if (stop.stop_requested()) return clientGone("before it started");
   if (Result<void> valid = request.validate(); !valid) return valid.error();
   verify::CheckOptions options;
   if (!request.arch.empty()) options.arch = request.arch;
@@ -342,6 +351,7 @@ Result<AnswerCheck> Gate::check(const tasks::TaskSpec &task, const CheckRequest 
     }
   }
 
+  if (stop.stop_requested()) return clientGone("before lint");
   Result<verify::CheckResult> checked = verify::check(task, answer->ptx, executor_.get(), options);
   if (!checked) return checked.error();
   out.result = std::move(*checked);

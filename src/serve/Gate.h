@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,7 +122,13 @@ public:
   /// verdict `no-ptx` (stage extract); every failure of the candidate is a
   /// verdict. An Error means the request is malformed (a bad shape, a bad
   /// option) or the gate itself is broken (the reference fails).
-  Result<AnswerCheck> check(const tasks::TaskSpec &task, const CheckRequest &request);
+  ///
+  /// `stop` (the service's: the client has gone) is looked at on every stage
+  /// boundary the gate has: before the answer's PTX is taken out and before
+  /// verify::check starts. Once verify::check runs, the check runs to its
+  /// verdict (verify::check takes no stop token yet). A stop seen ends the
+  /// check with the Error code "client-gone".
+  Result<AnswerCheck> check(const tasks::TaskSpec &task, const CheckRequest &request, std::stop_token stop = {});
 
   /// What the primary executor runs on ("NVIDIA H200", "ptxforge PTX
   /// emulator"), or "none: <why>".

@@ -1,16 +1,25 @@
-// The HTTP layer of `ptxforge serve` (Service.h): routes, limits, API keys.
-// Every answer is JSON except GET /metrics; every error is
-// {"error": {"kind", "code", "message"}} with a status that says whose fault
-// it was (docs/serve.md lists them).
+// The HTTP layer of `ptxforge serve` (Service.h): routes, limits, API keys,
+// who a request is from (for the service's per-client turns), and noticing a
+// client that hangs up while its checks wait or run. Every answer is JSON
+// except GET /metrics; every error is {"error": {"kind", "code", "message"}}
+// with a status that says whose fault it was (docs/serve.md lists them).
 #include "serve/Http.h"
+
+#include "support/Sha256.h"
 
 #include <httplib.h>
 
 #include <fmt/format.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace ptxforge::serve {
 
@@ -50,6 +59,82 @@ std::optional<nlohmann::json> parseBody(const httplib::Request &request, httplib
   return body;
 }
 
+/// How often a handler whose checks wait looks whether its client hung up.
+constexpr std::chrono::milliseconds kHangUpPoll{50};
+
+/// The numeric host and the port of a socket address, as cpp-httplib writes
+/// a request's remote_addr and local_addr (getnameinfo, NI_NUMERICHOST).
+std::optional<std::pair<std::string, int>> hostAndPort(const sockaddr_storage &address, socklen_t length) {
+  char host[NI_MAXHOST];
+  char port[NI_MAXSERV];
+  if (::getnameinfo(reinterpret_cast<const sockaddr *>(&address), length, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return std::nullopt;
+  return std::make_pair(std::string(host), std::atoi(port));
+}
+
+/// The socket of the connection `request` came on, or -1. cpp-httplib 0.11
+/// hands a handler no socket, so it is found among this process's
+/// descriptors by its two ends (the request's local and remote address and
+/// port: unique among open TCP sockets). The handler runs on the
+/// connection's own thread, which closes the socket only after the handler
+/// returns, so the descriptor stays this connection's while the handler
+/// waits. Only polled, never read: the HTTP library keeps the stream.
+int connectionSocket(const httplib::Request &request) {
+  if (request.remote_port <= 0 || request.local_port <= 0) return -1;
+  DIR *directory = ::opendir("/proc/self/fd");
+  if (!directory) return -1;
+  int found = -1;
+  while (dirent *entry = ::readdir(directory)) {
+    char *end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == ::dirfd(directory)) continue;
+    struct stat status {};
+    if (::fstat(static_cast<int>(fd), &status) != 0 || !S_ISSOCK(status.st_mode)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t localLength = sizeof local, peerLength = sizeof peer;
+    if (::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&local), &localLength) != 0 ||
+        ::getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&peer), &peerLength) != 0)
+      continue;
+    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) continue;
+    auto localEnd = hostAndPort(local, localLength);
+    auto peerEnd = hostAndPort(peer, peerLength);
+    if (localEnd && peerEnd && localEnd->second == request.local_port && peerEnd->second == request.remote_port &&
+        localEnd->first == request.local_addr && peerEnd->first == request.remote_addr) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  ::closedir(directory);
+  return found;
+}
+
+/// Whether the client closed its end: the peer's FIN (POLLRDHUP), a reset or
+/// an error. Like Go's net/http, a client that shuts down its sending side
+/// while it waits counts as gone: HTTP/1.1 clients do not half-close.
+bool clientHungUp(int socket) {
+  if (socket < 0) return false;
+  pollfd watched{socket, POLLRDHUP, 0};
+  return ::poll(&watched, 1, 0) > 0 && (watched.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/// A client's name declared in a body ("client"): 1 to 128 printable ASCII
+/// characters. Absent: empty.
+std::optional<std::string> declaredClient(const nlohmann::json &body, Reply &bad) {
+  auto it = body.find("client");
+  if (it == body.end()) return std::string();
+  if (!it->is_string() || it->get<std::string>().empty() || it->get<std::string>().size() > 128) {
+    bad = errorReply(400, "bad-request", "'client' must be a name of 1 to 128 printable characters");
+    return std::nullopt;
+  }
+  for (char c : it->get<std::string>())
+    if (c < 0x20 || c > 0x7e) {
+      bad = errorReply(400, "bad-request", "'client' must be a name of 1 to 128 printable characters");
+      return std::nullopt;
+    }
+  return it->get<std::string>();
+}
+
 /// "deadline_ms" of a body: a positive integer, or none.
 std::optional<std::chrono::steady_clock::time_point> deadlineOf(const nlohmann::json &body, Reply &bad) {
   auto it = body.find("deadline_ms");
@@ -69,14 +154,80 @@ struct HttpServer::Impl {
   httplib::Server server;
   int port = 0;
 
-  Impl(Service &s, HttpOptions o) : service(s), options(std::move(o)) {}
+  std::string keyClient; ///< the client name of the API key's holders: "key:" and a fingerprint of the key
 
-  void refuseFull(httplib::Response &response) {
-    const int seconds = service.retryAfterSeconds();
+  Impl(Service &s, HttpOptions o) : service(s), options(std::move(o)) {
+    if (!options.apiKey.empty()) keyClient = "key:" + sha256Hex(options.apiKey).substr(0, 12);
+  }
+
+  /// Whose turn a request waits for: the name the body declares, else the
+  /// API key when one is configured, else the peer's address.
+  std::optional<std::string> clientOf(const httplib::Request &request, const nlohmann::json &body,
+                                      httplib::Response &response) {
+    Reply bad;
+    std::optional<std::string> declared = declaredClient(body, bad);
+    if (!declared) {
+      send(response, bad);
+      return std::nullopt;
+    }
+    if (!declared->empty()) return "client:" + *declared;
+    if (!keyClient.empty()) return keyClient;
+    return "peer:" + request.remote_addr;
+  }
+
+  void refuse(httplib::Response &response, const Error &why, const std::string &client) {
+    if (why.code == "shutting-down") return send(response, errorReply(503, why.code, why.message));
+    const int seconds = service.retryAfterSeconds(client);
     response.set_header("Retry-After", std::to_string(seconds));
-    send(response, errorReply(429, "queue-full",
-                              fmt::format("the queue is full ({} checks waiting); retry after {} s",
-                                          service.queueDepth(), seconds)));
+    send(response, errorReply(429, why.code, fmt::format("{}; retry after {} s", why.message, seconds)));
+  }
+
+  /// Waits for `futures` while watching the connection; the replies, or
+  /// nullopt when the client hung up first (its queued jobs are then
+  /// dropped and its running ones told to stop; nobody waits for them).
+  std::optional<std::vector<Reply>> await(std::vector<std::future<Reply>> &futures, std::stop_source &stop,
+                                          int socket) {
+    std::vector<Reply> replies;
+    for (std::future<Reply> &future : futures) {
+      while (future.wait_for(kHangUpPoll) != std::future_status::ready) {
+        if (clientHungUp(socket)) {
+          stop.request_stop();
+          service.dropCancelled();
+          return std::nullopt;
+        }
+      }
+      replies.push_back(future.get());
+    }
+    return replies;
+  }
+
+  /// The 499 of a client that hung up (nobody reads it; the metrics count it).
+  void sendGone(httplib::Response &response) {
+    send(response, errorReply(499, "client-gone", "the client closed its connection before the answer"));
+  }
+
+  /// Queues `bodies` for `client` and waits for them, or answers why not.
+  std::optional<std::vector<Reply>> run(Service::Op op, std::vector<nlohmann::json> bodies, const std::string &client,
+                                        std::optional<std::chrono::steady_clock::time_point> deadline,
+                                        const httplib::Request &request, httplib::Response &response) {
+    const int socket = connectionSocket(request);
+    // Read from the socket after its client left (the request was still in
+    // its buffer): nothing is queued.
+    if (clientHungUp(socket)) {
+      for (size_t i = 0; i < bodies.size(); ++i) service.metrics().countCancelled("queued");
+      sendGone(response);
+      return std::nullopt;
+    }
+    std::stop_source stop;
+    Result<std::vector<std::future<Reply>>> futures =
+        service.submitAll(op, std::move(bodies), {.client = client, .deadline = deadline, .stop = stop.get_token()});
+    if (!futures) {
+      refuse(response, futures.error(), client);
+      return std::nullopt;
+    }
+    std::optional<std::vector<Reply>> replies = await(*futures, stop, socket);
+    if (!replies) sendGone(response);
+    return replies;
   }
 
   void route(const char *name, httplib::Response &response, const std::function<void()> &handle) {
@@ -94,18 +245,21 @@ struct HttpServer::Impl {
     Reply bad;
     std::optional<std::chrono::steady_clock::time_point> deadline = deadlineOf(*body, bad);
     if (!bad.ok()) return send(response, bad);
-    std::optional<std::future<Reply>> future = service.submit(op, std::move(*body), deadline);
-    if (!future) return refuseFull(response);
-    send(response, future->get());
+    std::optional<std::string> client = clientOf(request, *body, response);
+    if (!client) return;
+    std::vector<nlohmann::json> bodies;
+    bodies.push_back(std::move(*body));
+    std::optional<std::vector<Reply>> replies = run(op, std::move(bodies), *client, deadline, request, response);
+    if (replies) send(response, replies->front());
   }
 
   void batch(const httplib::Request &request, httplib::Response &response) {
     std::optional<nlohmann::json> body = parseBody(request, response);
     if (!body) return;
     for (const auto &[key, value] : body->items())
-      if (key != "requests" && key != "deadline_ms")
+      if (key != "requests" && key != "deadline_ms" && key != "client")
         return send(response, errorReply(400, "bad-request",
-                                          fmt::format("unknown key '{}' (known: requests, deadline_ms)", key)));
+                                          fmt::format("unknown key '{}' (known: requests, deadline_ms, client)", key)));
     auto it = body->find("requests");
     if (it == body->end() || !it->is_array() || it->empty())
       return send(response, errorReply(400, "bad-request", "'requests' must be a non-empty array of check requests"));
@@ -115,13 +269,21 @@ struct HttpServer::Impl {
     Reply bad;
     std::optional<std::chrono::steady_clock::time_point> deadline = deadlineOf(*body, bad);
     if (!bad.ok()) return send(response, bad);
+    for (const nlohmann::json &item : *it)
+      for (const char *key : {"client", "deadline_ms"})
+        if (item.is_object() && item.contains(key))
+          return send(response, errorReply(400, "bad-request",
+                                           fmt::format("'{}' belongs to the whole batch, beside 'requests', not to "
+                                                       "one of them",
+                                                       key)));
+    std::optional<std::string> client = clientOf(request, *body, response);
+    if (!client) return;
     std::vector<nlohmann::json> bodies(it->begin(), it->end());
-    std::optional<std::vector<std::future<Reply>>> futures =
-        service.submitAll(Service::Op::Check, std::move(bodies), deadline);
-    if (!futures) return refuseFull(response);
+    std::optional<std::vector<Reply>> replies =
+        run(Service::Op::Check, std::move(bodies), *client, deadline, request, response);
+    if (!replies) return;
     nlohmann::json results = nlohmann::json::array();
-    for (std::future<Reply> &future : *futures) {
-      Reply reply = future.get();
+    for (Reply &reply : *replies) {
       nlohmann::json item = std::move(reply.body);
       if (!reply.ok()) item["status"] = reply.status;
       results.push_back(std::move(item));
@@ -131,7 +293,12 @@ struct HttpServer::Impl {
 
   void install() {
     server.set_payload_max_length(options.maxBodyBytes);
-    const int threads = options.threads > 0 ? options.threads : static_cast<int>(service.workerCount()) + 8;
+    // Every check that may wait in the queue holds an HTTP thread while it
+    // waits; fewer threads would leave connections unread in the library's
+    // own queue, where no per-client turn applies.
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::min<size_t>(service.workerCount() + service.queueCapacity(), 512)) + 8;
     server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     server.set_read_timeout(30, 0);
     server.set_write_timeout(30, 0);
@@ -201,7 +368,8 @@ struct HttpServer::Impl {
     server.Get("/metrics", [this](const httplib::Request &, httplib::Response &r) {
       route("metrics", r, [&] {
         r.status = 200;
-        r.set_content(service.metrics().render(service.queueDepth(), service.running(), service.workerCount()),
+        r.set_content(service.metrics().render(service.queueDepth(), service.running(), service.workerCount(),
+                                               service.queueClients()),
                       "text/plain; version=0.0.4");
       });
     });

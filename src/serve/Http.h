@@ -19,7 +19,7 @@ struct HttpOptions {
   /// Required as `Authorization: Bearer KEY` on every route but /healthz when
   /// set. Must be set when `host` is not a loopback address.
   std::string apiKey;
-  int threads = 0; ///< HTTP threads; 0: workers + 8
+  int threads = 0; ///< HTTP threads; 0: workers + queue capacity (at most 512) + 8
 };
 
 /// Whether `host` names the loopback interface only.

@@ -27,6 +27,11 @@ void Metrics::countVerdict(const std::string &verdict) {
   ++verdicts_[verdict];
 }
 
+void Metrics::countCancelled(const std::string &when) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++cancelled_[when];
+}
+
 void Metrics::observe(const std::string &stage, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   Histogram &histogram = stages_[stage];
@@ -59,7 +64,7 @@ std::string labelValue(const std::string &text) {
 
 } // namespace
 
-std::string Metrics::render(size_t queueDepth, size_t running, size_t workers) const {
+std::string Metrics::render(size_t queueDepth, size_t running, size_t workers, size_t queueClients) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
   out += "# HELP ptxforge_requests_total HTTP requests by route and status.\n"
@@ -71,8 +76,17 @@ std::string Metrics::render(size_t queueDepth, size_t running, size_t workers) c
          "# TYPE ptxforge_verdicts_total counter\n";
   for (const auto &[verdict, count] : verdicts_)
     out += fmt::format("ptxforge_verdicts_total{{verdict=\"{}\"}} {}\n", labelValue(verdict), count);
+  out += "# HELP ptxforge_cancelled_total Checks whose client went away: dropped while queued, or while running.\n"
+         "# TYPE ptxforge_cancelled_total counter\n";
+  for (const char *when : {"queued", "running"}) {
+    auto it = cancelled_.find(when);
+    out += fmt::format("ptxforge_cancelled_total{{when=\"{}\"}} {}\n", when, it == cancelled_.end() ? 0 : it->second);
+  }
   out += "# HELP ptxforge_queue_depth Checks waiting for a worker.\n# TYPE ptxforge_queue_depth gauge\n";
   out += fmt::format("ptxforge_queue_depth {}\n", queueDepth);
+  out += "# HELP ptxforge_queue_clients Clients with checks waiting (served in turn).\n"
+         "# TYPE ptxforge_queue_clients gauge\n";
+  out += fmt::format("ptxforge_queue_clients {}\n", queueClients);
   out += "# HELP ptxforge_running Checks running now.\n# TYPE ptxforge_running gauge\n";
   out += fmt::format("ptxforge_running {}\n", running);
   out += "# HELP ptxforge_workers Worker threads (one per GPU, or emulator workers).\n# TYPE ptxforge_workers gauge\n";
@@ -162,55 +176,146 @@ Service::~Service() { shutdown(); }
 
 size_t Service::queueDepth() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.size();
+  return waitingCount_;
 }
 
-std::optional<std::future<Reply>> Service::submit(Op op, nlohmann::json body,
-                                                  std::optional<std::chrono::steady_clock::time_point> deadline) {
+size_t Service::queueDepth(const std::string &client) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = waiting_.find(client);
+  return it == waiting_.end() ? 0 : it->second.size();
+}
+
+size_t Service::queueClients() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return waiting_.size();
+}
+
+Result<std::future<Reply>> Service::submit(Op op, nlohmann::json body, const JobOptions &job) {
   std::vector<nlohmann::json> one;
   one.push_back(std::move(body));
-  std::optional<std::vector<std::future<Reply>>> futures = submitAll(op, std::move(one), deadline);
-  if (!futures) return std::nullopt;
+  Result<std::vector<std::future<Reply>>> futures = submitAll(op, std::move(one), job);
+  if (!futures) return futures.error();
   return std::move(futures->front());
 }
 
-std::optional<std::vector<std::future<Reply>>>
-Service::submitAll(Op op, std::vector<nlohmann::json> bodies,
-                   std::optional<std::chrono::steady_clock::time_point> deadline) {
+Result<std::vector<std::future<Reply>>> Service::submitAll(Op op, std::vector<nlohmann::json> bodies,
+                                                           const JobOptions &options) {
   std::vector<std::future<Reply>> futures;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || queue_.size() + bodies.size() > options_.queueCapacity) return std::nullopt;
+    if (stopping_)
+      return makeError(ErrorKind::Io, "shutting-down", "the service is shutting down and takes no new checks");
+    if (waitingCount_ + bodies.size() > options_.queueCapacity)
+      return makeError(ErrorKind::Io, "queue-full",
+                       fmt::format("the queue is full ({} checks waiting, room for {}; {} asked)", waitingCount_,
+                                   options_.queueCapacity, bodies.size()));
+    std::deque<Job> &mine = waiting_[options.client];
+    if (mine.size() + bodies.size() > clientQueueCapacity()) {
+      const size_t already = mine.size();
+      if (mine.empty()) waiting_.erase(options.client);
+      return makeError(ErrorKind::Io, "client-queue-full",
+                       fmt::format("this client's share of the queue is full ({} of its checks waiting, room for "
+                                   "{}; {} asked)",
+                                   already, clientQueueCapacity(), bodies.size()));
+    }
+    // A client with nothing waiting joins the end of the round.
+    if (mine.empty()) turns_.push_back(options.client);
     const auto now = std::chrono::steady_clock::now();
     for (nlohmann::json &body : bodies) {
-      Job job{op, std::move(body), deadline, now, {}};
+      Job job{op, std::move(body), options.deadline, options.stop, now, {}};
       futures.push_back(job.promise.get_future());
-      queue_.push_back(std::move(job));
+      mine.push_back(std::move(job));
     }
+    waitingCount_ += bodies.size();
   }
   wake_.notify_all();
   return futures;
 }
 
-int Service::retryAfterSeconds() const {
+namespace {
+
+Reply clientGoneReply(const char *when) {
+  return errorReply(499, "client-gone", fmt::format("the client went away while its check was {}", when));
+}
+
+} // namespace
+
+size_t Service::dropCancelled() {
+  std::vector<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      std::deque<Job> &jobs = it->second;
+      for (auto job = jobs.begin(); job != jobs.end();) {
+        if (job->stop.stop_requested()) {
+          dropped.push_back(std::move(*job));
+          job = jobs.erase(job);
+        } else {
+          ++job;
+        }
+      }
+      if (jobs.empty()) {
+        turns_.erase(std::remove(turns_.begin(), turns_.end(), it->first), turns_.end());
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    waitingCount_ -= dropped.size();
+  }
+  for (Job &job : dropped) {
+    metrics_.countCancelled("queued");
+    job.promise.set_value(clientGoneReply("queued"));
+  }
+  return dropped.size();
+}
+
+int Service::retryAfterSeconds(const std::string &client) const {
   const uint64_t done = jobsDone_.load();
   const double meanSeconds = done == 0 ? 1.0 : static_cast<double>(jobMicros_.load()) / 1e6 / static_cast<double>(done);
-  const double drain = meanSeconds * static_cast<double>(queueDepth() + 1) / static_cast<double>(std::max<size_t>(1, workers_.size()));
-  return static_cast<int>(std::clamp(std::ceil(drain), 1.0, 300.0));
+  const double workers = static_cast<double>(std::max<size_t>(1, workers_.size()));
+  double jobsAhead = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobsAhead = static_cast<double>(waitingCount_ + 1);
+    auto it = waiting_.find(client);
+    const bool ownShareFull = it != waiting_.end() && waitingCount_ < options_.queueCapacity &&
+                              it->second.size() >= clientQueueCapacity();
+    // Refused for its own share: its jobs leave one per round of the waiting clients.
+    if (ownShareFull)
+      jobsAhead = std::min(jobsAhead, static_cast<double>(it->second.size()) * static_cast<double>(waiting_.size()));
+  }
+  return static_cast<int>(std::clamp(std::ceil(meanSeconds * jobsAhead / workers), 1.0, 300.0));
 }
 
 void Service::shutdown() {
-  std::deque<Job> abandoned;
+  std::vector<Job> abandoned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    abandoned.swap(queue_);
+    while (waitingCount_ > 0) abandoned.push_back(takeNextLocked());
   }
   wake_.notify_all();
   for (Job &job : abandoned)
     job.promise.set_value(errorReply(503, "shutting-down", "the service is shutting down; this check did not run"));
   for (auto &worker : workers_)
     if (worker->thread.joinable()) worker->thread.join();
+}
+
+Service::Job Service::takeNextLocked() {
+  // One job of the client whose turn it is; the client goes to the end of
+  // the round if it has more.
+  const std::string client = std::move(turns_.front());
+  turns_.pop_front();
+  auto it = waiting_.find(client);
+  Job job = std::move(it->second.front());
+  it->second.pop_front();
+  --waitingCount_;
+  if (it->second.empty())
+    waiting_.erase(it);
+  else
+    turns_.push_back(client);
+  return job;
 }
 
 nlohmann::json Service::health() const {
@@ -225,8 +330,10 @@ nlohmann::json Service::health() const {
   return {{"status", stopping_ ? "stopping" : "ok"},
           {"executor", options_.executor},
           {"workers", std::move(workers)},
-          {"queue_depth", queue_.size()},
+          {"queue_depth", waitingCount_},
           {"queue_capacity", options_.queueCapacity},
+          {"client_queue_capacity", clientQueueCapacity()},
+          {"queue_clients", waiting_.size()},
           {"running", running_.load()},
           {"tasks", suite_.tasks.size()}};
 }
@@ -236,10 +343,16 @@ void Service::run(Worker &worker) {
     Job job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return; // stopping, nothing left
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      wake_.wait(lock, [&] { return stopping_ || waitingCount_ > 0; });
+      if (waitingCount_ == 0) return; // stopping, nothing left
+      job = takeNextLocked();
+      if (job.stop.stop_requested()) {
+        // Its client left before dropCancelled() came by: never run it.
+        lock.unlock();
+        metrics_.countCancelled("queued");
+        job.promise.set_value(clientGoneReply("queued"));
+        continue;
+      }
       ++running_;
     }
     worker.busy = true;
@@ -252,6 +365,10 @@ void Service::run(Worker &worker) {
                                      std::chrono::duration<double, std::milli>(started - job.queuedAt).count()));
     } else {
       reply = perform(worker, job);
+      if (job.stop.stop_requested()) {
+        metrics_.countCancelled("running");
+        reply = clientGoneReply("running");
+      }
     }
     const auto finished = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(finished - started).count();
@@ -267,7 +384,7 @@ void Service::run(Worker &worker) {
 Reply Service::perform(Worker &worker, Job &job) {
   Reply reply;
   try {
-    reply = job.op == Op::Check ? worker.engine->check(job.body) : worker.engine->reward(job.body);
+    reply = job.op == Op::Check ? worker.engine->check(job.body, job.stop) : worker.engine->reward(job.body, job.stop);
   } catch (const std::exception &e) {
     // The engine may be in any state: start a fresh one for the next job.
     reply = errorReply(500, "internal", fmt::format("the check failed inside the service: {}", e.what()));

@@ -2,8 +2,9 @@
 // `ptxforge serve`'s HTTP layer end to end on the emulator (a Service and an
 // HttpServer in this process, on a free loopback port, talked to with a
 // cpp-httplib client): verdicts, malformed and oversized requests, a full
-// queue, deadlines, API keys, a hung kernel that costs its worker process,
-// and a client that goes away mid-request.
+// queue and each client's share of it, clients taking turns, deadlines, API
+// keys, a hung kernel that costs its worker process, and clients that hang up
+// while their checks wait or run.
 #include "serve/Http.h"
 #include "serve/Remote.h"
 #include "tasks/Reference.h"
@@ -330,6 +331,155 @@ TEST(ServeHttpTest, AClientThatGoesAwayCostsOnlyItsOwnCheck) {
   EXPECT_EQ(parsed(client.Get("/healthz"))["status"], "ok");
 }
 
+/// Waits (at most 5 s) until `condition` holds.
+template <typename Condition> bool eventually(Condition condition) {
+  for (int i = 0; i < 500; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+/// The value of one metric line ("name{labels}") of /metrics, or -1.
+double metricValue(const std::string &metrics, const std::string &line) {
+  size_t at = metrics.find(line + " ");
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + line.size() + 1));
+}
+
+TEST(ServiceTest, ClientsTakeTurnsSoThatABatchDoesNotStarveASingleCheck) {
+  ServiceOptions options;
+  options.executor = "emu";
+  options.emulatorWorkers = 1;
+  Result<std::unique_ptr<Service>> created = Service::create(options);
+  ASSERT_TRUE(created);
+  Service &service = **created;
+  // Client "a" queues 8 checks at once, then "b" one. First come first served
+  // would run all of a's first; in turns, b's runs after at most two of them
+  // (the one running when b arrived and the one whose turn came first).
+  std::stop_source stopA;
+  std::vector<nlohmann::json> batch(8, fastCheck(referencePtx()));
+  Result<std::vector<std::future<Reply>>> a =
+      service.submitAll(Service::Op::Check, batch, {.client = "a", .deadline = std::nullopt, .stop = stopA.get_token()});
+  ASSERT_TRUE(a);
+  Result<std::future<Reply>> b = service.submit(Service::Op::Check, fastCheck(referencePtx()), {.client = "b", .deadline = std::nullopt, .stop = {}});
+  ASSERT_TRUE(b);
+  Reply single = b->get();
+  EXPECT_EQ(single.status, 200) << single.body.dump();
+  EXPECT_EQ(single.body["verdict"], "correct");
+  // What of a's is still waiting or running is dropped: only what ran before b's finished is answered 200.
+  stopA.request_stop();
+  service.dropCancelled();
+  int ranBefore = 0, dropped = 0;
+  for (std::future<Reply> &future : *a) {
+    Reply reply = future.get();
+    if (reply.status == 200) ++ranBefore;
+    if (reply.status == 499) {
+      ++dropped;
+      EXPECT_EQ(reply.body["error"]["code"], "client-gone");
+    }
+  }
+  EXPECT_LE(ranBefore, 2);
+  EXPECT_EQ(ranBefore + dropped, 8);
+  EXPECT_EQ(service.queueDepth(), 0u);
+  const std::string metrics = service.metrics().render(0, 0, 1);
+  EXPECT_GE(metricValue(metrics, "ptxforge_cancelled_total{when=\"queued\"}"), 6.0) << metrics;
+}
+
+TEST(ServeHttpTest, EachClientHasItsShareOfTheQueueAndTheQueueItsBound) {
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  options.queueCapacity = 3;
+  options.clientQueueCapacity = 2;
+  Served served(options);
+  // The only worker spins on a hanging kernel (client "x") while the queue fills.
+  nlohmann::json hang = fastCheck(hangingPtx());
+  hang["timeout_ms"] = 1500;
+  hang["client"] = "x";
+  auto blocker = std::async(std::launch::async, [&] {
+    httplib::Client c = served.client();
+    return parsed(post(c, "/v1/check", hang));
+  });
+  ASSERT_TRUE(eventually([&] { return served.service().running() == 1; }));
+  auto queued = [&](const std::string &client) {
+    return std::async(std::launch::async, [&served, client] {
+      httplib::Client c = served.client();
+      nlohmann::json body = fastCheck(referencePtx());
+      body["client"] = client;
+      httplib::Result result = post(c, "/v1/check", body);
+      return result ? result->status : -1;
+    });
+  };
+  auto a1 = queued("a");
+  auto a2 = queued("a");
+  ASSERT_TRUE(eventually([&] { return served.service().queueDepth("client:a") == 2; }));
+  httplib::Client client = served.client();
+  nlohmann::json body = fastCheck(referencePtx());
+  body["client"] = "a";
+  httplib::Result third = post(client, "/v1/check", body);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->status, 429) << third->body;
+  EXPECT_EQ(parsed(third)["error"]["code"], "client-queue-full");
+  EXPECT_GE(std::stoi(third->get_header_value("Retry-After")), 1);
+  // Another client still gets in, up to the queue's own bound.
+  auto b1 = queued("b");
+  ASSERT_TRUE(eventually([&] { return served.service().queueDepth() == 3; }));
+  EXPECT_EQ(served.service().queueClients(), 2u);
+  body["client"] = "c";
+  httplib::Result full = post(client, "/v1/check", body);
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 429) << full->body;
+  EXPECT_EQ(parsed(full)["error"]["code"], "queue-full");
+  // A declared name must be a name.
+  body["client"] = std::string("a\nb");
+  httplib::Result badName = post(client, "/v1/check", body);
+  ASSERT_TRUE(badName);
+  EXPECT_EQ(badName->status, 400);
+  nlohmann::json health = parsed(client.Get("/healthz"));
+  EXPECT_EQ(health["client_queue_capacity"], 2);
+  EXPECT_EQ(health["queue_clients"], 2);
+
+  EXPECT_EQ(blocker.get()["verdict"], "timeout");
+  EXPECT_EQ(a1.get(), 200);
+  EXPECT_EQ(a2.get(), 200);
+  EXPECT_EQ(b1.get(), 200);
+}
+
+TEST(ServeHttpTest, AClientThatHangsUpIsDroppedWhileQueuedAndCountedWhileRunning) {
+  ServiceOptions options;
+  options.emulatorWorkers = 1;
+  Served served(options);
+  // A check that hangs until its 1.5 s launch deadline; its client gives up
+  // after 300 ms, while the check runs.
+  auto impatient = [&](const nlohmann::json &body) {
+    return std::async(std::launch::async, [&served, body] {
+      httplib::Client c("127.0.0.1", served.port());
+      c.set_read_timeout(0, 300'000);
+      return static_cast<bool>(post(c, "/v1/check", body));
+    });
+  };
+  nlohmann::json hang = fastCheck(hangingPtx());
+  hang["timeout_ms"] = 1500;
+  auto running = impatient(hang);
+  ASSERT_TRUE(eventually([&] { return served.service().running() == 1; }));
+  // A second impatient client waits behind it and hangs up while queued.
+  auto queued = impatient(fastCheck(referencePtx()));
+  EXPECT_FALSE(running.get());
+  EXPECT_FALSE(queued.get());
+  // Its check leaves the queue without running, while the hang still runs.
+  EXPECT_TRUE(eventually([&] { return served.service().queueDepth() == 0; }));
+  EXPECT_EQ(served.service().running(), 1u);
+  httplib::Client client = served.client();
+  ASSERT_TRUE(eventually([&] { return served.service().running() == 0; }));
+  httplib::Result metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metricValue(metrics->body, "ptxforge_cancelled_total{when=\"queued\"}"), 1.0) << metrics->body;
+  EXPECT_EQ(metricValue(metrics->body, "ptxforge_cancelled_total{when=\"running\"}"), 1.0) << metrics->body;
+  EXPECT_EQ(metricValue(metrics->body, "ptxforge_requests_total{route=\"check\",status=\"499\"}"), 2.0);
+  // The queued check never ran: no verdict of it was counted.
+  EXPECT_EQ(metrics->body.find("ptxforge_verdicts_total{verdict=\"correct\"}"), std::string::npos);
+  EXPECT_EQ(parsed(post(client, "/v1/check", fastCheck(referencePtx())))["verdict"], "correct");
+}
+
 TEST(ServeHttpTest, AnApiKeyGuardsEveryRouteButHealth) {
   HttpOptions http;
   http.apiKey = "s3cret-key";
@@ -439,10 +589,10 @@ TEST(ServiceTest, ShutdownAnswersQueuedJobsAndRefusesNewOnes) {
   Service &service = **created;
   nlohmann::json hang = fastCheck(hangingPtx());
   hang["timeout_ms"] = 1500;
-  std::optional<std::future<Reply>> running = service.submit(Service::Op::Check, hang);
+  Result<std::future<Reply>> running = service.submit(Service::Op::Check, hang);
   ASSERT_TRUE(running);
   for (int i = 0; i < 200 && service.running() == 0; ++i) std::this_thread::sleep_for(10ms);
-  std::optional<std::future<Reply>> queued = service.submit(Service::Op::Check, fastCheck(referencePtx()));
+  Result<std::future<Reply>> queued = service.submit(Service::Op::Check, fastCheck(referencePtx()));
   ASSERT_TRUE(queued);
   service.shutdown();
   EXPECT_EQ(queued->get().status, 503);

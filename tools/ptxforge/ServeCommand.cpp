@@ -22,6 +22,7 @@ struct ServeCli {
   int workers = 0;
   int workersPerGpu = 1;
   size_t queue = serve::ServiceOptions{}.queueCapacity;
+  size_t clientQueue = 0; ///< 0: the whole queue
   size_t maxBodyMb = serve::HttpOptions{}.maxBodyBytes >> 20;
   size_t maxBatch = serve::HttpOptions{}.maxBatch;
   bool noSanitizer = false;
@@ -48,6 +49,7 @@ int runServe(const ServeCli &cli) {
   options.emulatorWorkers = cli.workers;
   options.workersPerGpu = cli.workersPerGpu;
   options.queueCapacity = cli.queue;
+  options.clientQueueCapacity = cli.clientQueue;
   options.sanitizer = !cli.noSanitizer;
   options.tasksDirs = cli.tasksDirs;
   if (!cli.devices.empty()) {
@@ -125,6 +127,11 @@ void registerServeCommand(CLI::App &app, int &exitCode) {
   command->add_option("--queue", cli.queue, "Checks that may wait for a worker before requests get 429")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  command
+      ->add_option("--client-queue", cli.clientQueue,
+                   "Checks one client may have waiting before its requests get 429 (default: the whole --queue); "
+                   "clients take turns (docs/serve.md)")
+      ->check(CLI::Range(1, 100000));
   command->add_option("--max-body-mb", cli.maxBodyMb, "Largest request body, in MiB (413 above)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
