@@ -48,7 +48,8 @@ for task in "${tasks[@]}"; do
   run "$task" "full, again" --
   run "$task" "no bench, no sanitizer" -- --no-bench --no-sanitizer
   run "$task" "full, staging not pinned" PTXFORGE_EXEC_NO_PIN=1 --
-  run "$task" "full, inputs compared on the host" PTXFORGE_DEVICE_DIGEST=0 --
+  run "$task" "full, host inputs+compare" PTXFORGE_DEVICE_GATE=0 --
+  run "$task" "full, all on the host" PTXFORGE_DEVICE_GATE=0 PTXFORGE_DEVICE_DIGEST=0 --
   # Where the executor's time goes: every request, summed by operation.
   PTXFORGE_TRACE_EXEC=1 "$pf" check "$out/$task.ptx" --task "$task" --format json > /dev/null 2> "$out/$task.trace"
   python3 - "$out/$task.trace" <<'PY'

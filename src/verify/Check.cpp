@@ -16,6 +16,7 @@
 #include "verify/Profile.h"
 
 #include "verify/Ceilings.h"
+#include "verify/DeviceGate.h"
 #include "verify/Digest.h"
 
 #include "ptx/Lint.h"
@@ -64,7 +65,19 @@ template <typename T> struct DefaultInitAllocator : std::allocator<T> {
 };
 /// One buffer's bytes as downloaded, and every param's (empty for non-outputs).
 using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
-using Outputs = std::vector<Bytes>;
+/// One output's data after a launch: on the host (the emulator's path), or
+/// where it lies on the device (the device gate's, verify/DeviceGate.h).
+struct OutputData {
+  Bytes host;
+  bool onDevice = false;
+  exec::BufferHandle buffer; ///< the data starts at `offset`
+  uint64_t offset = 0, bytes = 0;
+  /// The reference's: the keyed digest of its bytes when they were made, and
+  /// the buffer kept alive for the comparisons of later launches.
+  uint64_t digest = 0;
+  std::shared_ptr<exec::DeviceBuffer> owner;
+};
+using Outputs = std::vector<OutputData>;
 
 /// Canary allocations made just before and after the candidate's buffers: a
 /// write that jumps over a guard zone lands in one of them.
@@ -178,8 +191,15 @@ size_t ptxTypeBytes(const std::string &type) {
 struct SideBuffers {
   std::vector<exec::DeviceBuffer> buffers; ///< per param; empty for scalars
   std::vector<uint64_t> dataBytes;          ///< per param
-  /// Per param: the generated contents of inputs and inouts (shared with the gate's cache).
+  /// Per param: the generated contents of inputs and inouts (shared with the
+  /// gate's cache); null for data the device generated.
   std::vector<std::shared_ptr<const std::vector<std::byte>>> inputs;
+  /// Per param: the keyed digest the data of an input generated on the device
+  /// had before any launch.
+  std::vector<std::optional<uint64_t>> inputDigests;
+  /// Per param: a device copy of the initial data of inputs and inouts.
+  std::vector<std::shared_ptr<exec::DeviceBuffer>> pristine;
+  int trial = 0;
   exec::DeviceBuffer canaryBefore, canaryAfter; ///< candidate sides only
 };
 
@@ -230,6 +250,8 @@ public:
       side.buffers.emplace_back();
       side.dataBytes.push_back(0);
       side.inputs.emplace_back();
+      side.inputDigests.emplace_back();
+      side.pristine.emplace_back();
       if (!param.isPointer) continue;
       Result<int64_t> count = tasks::evaluate(param.count, shape);
       if (!count) return count.error();
@@ -239,7 +261,11 @@ public:
       // The guard zones are out of bounds for executors that check accesses.
       if (Result<void> ranged = executor_.setAccessibleRange(buffer->handle(), secrets_.guardBytes, bytes); !ranged)
         return ranged.error();
-      if (param.role != tasks::ParamRole::Output) {
+      // Inputs the device can make are made there (a GPU's device gate), the
+      // rest on the host, once per (shape, trial).
+      const bool onDevice =
+          param.role != tasks::ParamRole::Output && deviceGate() && deviceDigest() && DeviceGate::canGenerate(param);
+      if (param.role != tasks::ParamRole::Output && !onDevice) {
         if (!inputCache_[index])
           inputCache_[index] = std::make_shared<const std::vector<std::byte>>(
               tasks::generateInput(param, *count, secrets_.seed, trial));
@@ -252,7 +278,7 @@ public:
             !ok)
           return ok.error();
         if (bytes)
-          if (Result<void> ok = executor_.copyOnDevice(buffer->handle(), secrets_.guardBytes, pristine_[index].handle(), 0, bytes);
+          if (Result<void> ok = executor_.copyOnDevice(buffer->handle(), secrets_.guardBytes, pristine_[index]->handle(), 0, bytes);
               !ok)
             return ok.error();
       } else {
@@ -266,6 +292,9 @@ public:
           if (Result<void> ok = fillOnDevice(handle, guard, bytes,
                                              poisonElement(param.type, secrets_.poisonSalt, param.name, trial));
               !ok)
+            return ok.error();
+        } else if (onDevice) {
+          if (Result<void> ok = deviceGate()->generate(handle, guard, param, *count, secrets_.seed, trial); !ok)
             return ok.error();
         } else {
           const uint64_t have = std::min<uint64_t>(side.inputs.back()->size(), bytes);
@@ -281,8 +310,17 @@ public:
         if (bytes)
           if (Result<void> ok = executor_.copyOnDevice(copy->handle(), 0, buffer->handle(), secrets_.guardBytes, bytes); !ok)
             return ok.error();
-        pristine_[index] = std::move(*copy);
+        // The digest of what the device made, before any candidate ran: what
+        // every later copy of it must still hold after a launch.
+        if (onDevice && isPureInput(param)) {
+          Result<uint64_t> digest = deviceDigest()->of(copy->handle(), 0, bytes, secrets_.digestKey);
+          if (!digest) return digest.error();
+          inputDigests_[index] = *digest;
+        }
+        pristine_[index] = std::make_shared<exec::DeviceBuffer>(std::move(*copy));
       }
+      if (onDevice && isPureInput(param)) side.inputDigests.back() = inputDigests_[index];
+      if (param.role != tasks::ParamRole::Output) side.pristine.back() = pristine_[index];
       side.dataBytes.back() = bytes;
       side.buffers.back() = std::move(*buffer);
     }
@@ -291,6 +329,7 @@ public:
       if (!canary) return canary.error();
       side.canaryAfter = std::move(*canary);
     }
+    side.trial = trial;
     result_.times.inputs += millisSince(start);
     return side;
   }
@@ -329,10 +368,12 @@ public:
       if (!reports && !isOutput(param)) continue; // the reference's side: only its outputs matter
       const uint64_t bytes = side.dataBytes[i];
       const exec::BufferHandle buffer = side.buffers[i].handle();
-      const bool generated = isPureInput(param) && side.inputs[i] && side.inputs[i]->size() >= bytes;
+      const bool deviceMade = isPureInput(param) && side.inputDigests[i].has_value();
+      const bool generated =
+          isPureInput(param) && (deviceMade || (side.inputs[i] && side.inputs[i]->size() >= bytes));
       // An input whose digest the device can compute comes back as its guard
       // zones alone; everything else as guard, data, guard in one copy.
-      const bool digestOnly = reports && generated && bytes > 0 && deviceDigest();
+      const bool digestOnly = reports && generated && bytes > 0 && (deviceMade || deviceDigest());
       // Guards come back on their own; an output's data straight into its
       // vector (no buffer-sized image and second copy); an input's data only
       // when it is compared on the host.
@@ -343,10 +384,16 @@ public:
         if (Result<void> copied = executor_.copyToHost(guards.data() + guard, buffer, guard + bytes, guard); !copied)
           return copied.error();
       }
-      if (isOutput(param)) {
-        outputs[i].resize(bytes);
+      if (isOutput(param) && !hostOutputs_ && deviceGate() && deviceDigest()) {
+        // Compared where it lies (judge()).
+        outputs[i].onDevice = true;
+        outputs[i].buffer = buffer;
+        outputs[i].offset = guard;
+        outputs[i].bytes = bytes;
+      } else if (isOutput(param)) {
+        outputs[i].host.resize(bytes);
         if (bytes)
-          if (Result<void> copied = executor_.copyToHost(outputs[i].data(), buffer, guard, bytes); !copied)
+          if (Result<void> copied = executor_.copyToHost(outputs[i].host.data(), buffer, guard, bytes); !copied)
             return copied.error();
       } else if (!digestOnly && generated) {
         inputData.resize(bytes);
@@ -374,13 +421,21 @@ public:
           }
         }
         if (generated) {
-          const auto *want = reinterpret_cast<const uint8_t *>(side.inputs[i]->data());
           std::vector<uint8_t> &data = inputData;
           const uint8_t *now = digestOnly ? nullptr : data.data();
+          // The generated bytes: the host's copy, or (for data the device
+          // made) made again on the host only when a change must be counted.
+          std::vector<std::byte> remade;
+          auto generatedBytes = [&]() -> const uint8_t * {
+            if (side.inputs[i]) return reinterpret_cast<const uint8_t *>(side.inputs[i]->data());
+            remade = tasks::generateInput(param, static_cast<int64_t>(bytes / tasks::elementSize(param.type)),
+                                          secrets_.seed, side.trial);
+            return reinterpret_cast<const uint8_t *>(remade.data());
+          };
           if (digestOnly) {
             Result<uint64_t> device = deviceDigest()->of(buffer, guard, bytes, secrets_.digestKey);
             if (!device) return device.error();
-            if (*device != inputDigest(i, side)) {
+            if (*device != (deviceMade ? *side.inputDigests[i] : inputDigest(i, side))) {
               // Changed: fetch the data for the report's byte count.
               data.resize(bytes);
               if (Result<void> copied = executor_.copyToHost(data.data(), buffer, guard, bytes); !copied)
@@ -388,6 +443,7 @@ public:
               now = data.data();
             }
           }
+          const uint8_t *want = now ? generatedBytes() : nullptr;
           if (now && std::memcmp(now, want, bytes) != 0) {
             size_t element = tasks::elementSize(param.type);
             for (uint64_t b = 0; b < bytes; ++b)
@@ -425,8 +481,8 @@ public:
 
   /// Judges one launch's reports against the reference outputs; the first
   /// problem in words, or "" when the launch was right.
-  std::string judge(const SideBuffers &side, const Outputs &got,
-                    const Outputs &want, std::vector<OutputReport> &reports, int trial) {
+  Result<std::string> judge(const SideBuffers &side, const Outputs &got, const Outputs &want,
+                            std::vector<OutputReport> &reports, int trial) {
     Clock::time_point start = Clock::now();
     std::string firstProblem;
     for (OutputReport &output : reports) {
@@ -444,10 +500,36 @@ public:
                                    param.name, output.inputBytesChanged, output.firstChangedElement.value_or(0));
       if (!isOutput(param)) continue;
       size_t count = side.dataBytes[index] / tasks::elementSize(param.type);
-      output.compare = tasks::compareBuffers(param.type, got[index].data(), want[index].data(), count,
-                                             tasks::toleranceFor(task_, param.type));
+      const tasks::Tolerance tolerance = tasks::toleranceFor(task_, param.type);
+      if (got[index].onDevice && want[index].onDevice) {
+        Result<DeviceComparison> device =
+            deviceGate()->compare(param.type, got[index].buffer, got[index].offset, want[index].buffer,
+                                  want[index].offset, count, tolerance, secrets_.digestKey);
+        if (!device) return device.error();
+        output.compare = device->compare;
+        if (device->wantDigest != want[index].digest) {
+          // Nothing but the candidate ran since the reference's output was
+          // made: it wrote into memory that is not its own.
+          output.compare.passed = false;
+          if (firstProblem.empty())
+            firstProblem = fmt::format("the gate's copy of the reference output '{}' changed while the candidate "
+                                       "ran: a write outside the candidate's buffers",
+                                       param.name);
+          continue;
+        }
+        if (output.compare.passed) continue;
+      }
+      // On the host: the emulator's path, and the full report of a device
+      // comparison that found a difference (the same numbers, with the
+      // mismatch's values and the unwritten elements).
+      Bytes gotCopy, wantCopy;
+      if (Result<void> ok = download(got[index], gotCopy); !ok) return ok.error();
+      if (Result<void> ok = download(want[index], wantCopy); !ok) return ok.error();
+      const Bytes &gotBytes = got[index].onDevice ? gotCopy : got[index].host;
+      const Bytes &wantBytes = want[index].onDevice ? wantCopy : want[index].host;
+      output.compare = tasks::compareBuffers(param.type, gotBytes.data(), wantBytes.data(), count, tolerance);
       if (!output.compare.passed && firstProblem.empty()) {
-        size_t unwritten = countPoison(param, got[index], trial);
+        size_t unwritten = countPoison(param, gotBytes, trial);
         firstProblem = fmt::format("'{}' differs: {} of {} elements outside tolerance, first at index {}: got {}, "
                                    "expected {} (max abs error {:.3g}, max rel error {:.3g})",
                                    param.name, output.compare.mismatches, output.compare.count,
@@ -459,6 +541,14 @@ public:
     }
     result_.times.compare += millisSince(start);
     return firstProblem;
+  }
+
+  /// Copies an output that lies on the device into `into` (nothing for one on the host).
+  Result<void> download(const OutputData &output, Bytes &into) {
+    if (!output.onDevice) return {};
+    into.resize(output.bytes);
+    if (output.bytes == 0) return {};
+    return executor_.copyToHost(into.data(), output.buffer, output.offset, output.bytes);
   }
 
   /// Elements of an output that still hold the poison the launch started with.
@@ -506,6 +596,16 @@ public:
                                                 ": " + render(ran.error()));
     Result<Outputs> outputs = collect(*side, nullptr);
     if (!outputs) return outputs.error();
+    // Outputs compared on the device stay there, in the buffers the reference
+    // wrote, with the digest they had before any candidate ran.
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      OutputData &output = (*outputs)[i];
+      if (!output.onDevice) continue;
+      Result<uint64_t> digest = deviceDigest()->of(output.buffer, output.offset, output.bytes, secrets_.digestKey);
+      if (!digest) return digest.error();
+      output.digest = *digest;
+      output.owner = std::make_shared<exec::DeviceBuffer>(std::move(side->buffers[i]));
+    }
     return &(referenceCache_[key] = std::move(*outputs));
   }
 
@@ -607,7 +707,9 @@ public:
       if (Result<void> ok = noteModuleState(); !ok) return ok.error();
     Result<Outputs> got = collect(*side, &report.outputs);
     if (!got) return got.error();
-    std::string problem = judge(*side, *got, **want, report.outputs, trial);
+    Result<std::string> judged = judge(*side, *got, **want, report.outputs, trial);
+    if (!judged) return judged.error();
+    std::string problem = std::move(*judged);
     // The same launch again on the same buffers, outputs poisoned afresh and
     // module state as the first launch left it (what a timed launch sees): a
     // kernel that remembers a pointer or finds its work done must still work.
@@ -626,7 +728,9 @@ public:
       report.outputs.clear();
       got = collect(*side, &report.outputs);
       if (!got) return got.error();
-      problem = judge(*side, *got, **want, report.outputs, poisonKey);
+      judged = judge(*side, *got, **want, report.outputs, poisonKey);
+      if (!judged) return judged.error();
+      problem = std::move(*judged);
       if (!problem.empty()) where += ", launched again on the same buffers";
     }
     report.passed = problem.empty() && !fatalFinding_;
@@ -657,10 +761,10 @@ public:
           return ok;
         continue;
       }
-      std::vector<uint8_t> image(side.dataBytes[i]);
-      if (side.inputs[i])
-        std::memcpy(image.data(), side.inputs[i]->data(), std::min(image.size(), side.inputs[i]->size()));
-      if (Result<void> ok = executor_.copyToDevice(side.buffers[i].handle(), secrets_.guardBytes, image.data(), image.size());
+      if (!side.pristine[i])
+        return makeError(ErrorKind::Internal, "no initial copy of '" + param.name + "' to restore");
+      if (Result<void> ok = executor_.copyOnDevice(side.buffers[i].handle(), secrets_.guardBytes,
+                                                   side.pristine[i]->handle(), 0, side.dataBytes[i]);
           !ok)
         return ok;
     }
@@ -796,7 +900,9 @@ public:
         checked.executor = executorTag_;
         Result<Outputs> got = collect(*candidateSide, &checked.outputs);
         if (!got) return got.error();
-        std::string problem = judge(*candidateSide, *got, **want, checked.outputs, trial);
+        Result<std::string> judged = judge(*candidateSide, *got, **want, checked.outputs, trial);
+        if (!judged) return judged.error();
+        const std::string &problem = *judged;
         checked.passed = problem.empty();
         report.verifiedTimedLaunches++;
         result_.trials.push_back(std::move(checked));
@@ -901,8 +1007,9 @@ public:
     if (digestTried_) return digest_.get();
     digestTried_ = true;
     const char *forced = std::getenv("PTXFORGE_DEVICE_DIGEST");
-    const bool wanted = forced && *forced ? std::string(forced) != "0"
-                                          : executor_.properties().backend.find("gpu") != std::string::npos;
+    // The device gate's inputs and reference outputs are confirmed by digests.
+    const bool wanted = deviceGate() || (forced && *forced ? std::string(forced) != "0"
+                                                           : executor_.properties().backend.find("gpu") != std::string::npos);
     if (!wanted) return nullptr;
     Result<std::unique_ptr<DeviceDigest>> loaded = DeviceDigest::load(executor_, result_.arch);
     if (loaded) {
@@ -914,6 +1021,31 @@ public:
                                      ""});
     }
     return digest_.get();
+  }
+
+  /// The gate's own kernels on this executor (inputs made and outputs compared
+  /// on the device), loaded on first use; null where that happens on the host.
+  /// The GPU backends use them (a check then moves counts, not buffers); the
+  /// emulator keeps the host path, where its buffers are.
+  /// PTXFORGE_DEVICE_GATE=1 or 0 forces the choice (the tests run the device
+  /// path on the emulator, against the host path's documents).
+  DeviceGate *deviceGate() {
+    if (gateTried_) return gate_.get();
+    gateTried_ = true;
+    const char *forced = std::getenv("PTXFORGE_DEVICE_GATE");
+    const bool wanted = forced && *forced ? std::string(forced) != "0"
+                                          : executor_.properties().backend.find("gpu") != std::string::npos;
+    if (!wanted) return nullptr;
+    Result<std::unique_ptr<DeviceGate>> loaded = DeviceGate::load(executor_, result_.arch);
+    if (loaded) {
+      gate_ = std::move(*loaded);
+    } else {
+      result_.diagnostics.push_back({"device-gate-unavailable", ptx::Severity::Warning, 1, 1,
+                                     "inputs are made and outputs compared on the host: the gate's kernels did not "
+                                     "load: " + render(loaded.error()),
+                                     ""});
+    }
+    return gate_.get();
   }
 
   /// The host digest of param `index`'s generated data in `side`.
@@ -936,6 +1068,9 @@ public:
   }
 
   void setExecutorTag(std::string tag) { executorTag_ = std::move(tag); }
+  /// Outputs always come back to the host (results compared across executors
+  /// or with a vendor library's).
+  void setHostOutputs() { hostOutputs_ = true; }
 
 private:
   const tasks::TaskSpec &task_;
@@ -947,10 +1082,14 @@ private:
   std::map<std::pair<size_t, int>, Outputs> referenceCache_;
   std::string inputKey_; ///< the (shape, trial) whose inputs inputCache_ holds
   std::vector<std::shared_ptr<const std::vector<std::byte>>> inputCache_;
-  std::vector<exec::DeviceBuffer> pristine_; ///< per param: that (shape, trial)'s initial data, on the device
+  /// Per param: that (shape, trial)'s initial data, on the device.
+  std::vector<std::shared_ptr<exec::DeviceBuffer>> pristine_;
   std::vector<std::optional<uint64_t>> inputDigests_; ///< per param: the host digest of inputCache_'s data
   std::unique_ptr<DeviceDigest> digest_;
   bool digestTried_ = false;
+  std::unique_ptr<DeviceGate> gate_;
+  bool gateTried_ = false;
+  bool hostOutputs_ = false;
   bool fatalFinding_ = false;
   std::string fatalFindingText_;
   std::string executorTag_;
@@ -1629,6 +1768,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
     side.module = *module;
     side.kernel = kernel->handle;
     side.gate.emplace(task, side.executor, options, side.scratch, secrets);
+    side.gate->setHostOutputs();
   }
   for (size_t shapeIndex : shapes) {
     if (shapeIndex >= task.shapes.size())
@@ -1663,10 +1803,11 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
         row.param = param.name;
         row.type = param.type;
         size_t size = tasks::elementSize(param.type);
-        row.count = outputs[0][p].size() / size;
+        const Bytes &first = outputs[0][p].host, &second = outputs[1][p].host;
+        row.count = first.size() / size;
         for (size_t e = 0; e < row.count; ++e)
-          row.identical += std::memcmp(outputs[0][p].data() + e * size, outputs[1][p].data() + e * size, size) == 0;
-        row.compare = tasks::compareBuffers(param.type, outputs[1][p].data(), outputs[0][p].data(), row.count,
+          row.identical += std::memcmp(first.data() + e * size, second.data() + e * size, size) == 0;
+        row.compare = tasks::compareBuffers(param.type, second.data(), first.data(), row.count,
                                             tasks::toleranceFor(task, param.type));
         bool ok = tasks::isFloatingType(param.type) ? row.compare.passed : row.identical == row.count;
         result.passed = result.passed && ok;
@@ -1946,6 +2087,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
   CheckResult scratch; // Gate's home for verdicts; nothing here produces one
   const CheckSecrets secrets(options.seed.value_or(1));
   Gate gate(task, executor, options, scratch, secrets);
+  gate.setHostOutputs();
 
   // The library first, on buffers of its own holding the benchmark's inputs:
   // an executor without it (the emulator, a machine without cuBLAS) answers
@@ -2005,7 +2147,7 @@ Result<VendorReport> vendorBaseline(const tasks::TaskSpec &task, exec::Executor 
   }
   const size_t count = librarySide->dataBytes[outputIndex] / tasks::elementSize(outputParam.type);
   report.output.param = outputParam.name;
-  report.output.compare = tasks::compareBuffers(outputParam.type, (*got)[outputIndex].data(), want[outputIndex].data(),
+  report.output.compare = tasks::compareBuffers(outputParam.type, (*got)[outputIndex].host.data(), want[outputIndex].host.data(),
                                                 count, tasks::toleranceFor(task, outputParam.type));
   if (problem.empty() && !report.output.compare.passed)
     problem = fmt::format("'{}' differs from the reference: {} of {} elements outside tolerance, first at index {}: "

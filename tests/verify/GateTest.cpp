@@ -214,9 +214,10 @@ TEST_F(Gate, UnwrittenOutputsFailBecauseTheyStartAsNaN) {
 }
 
 TEST_F(Gate, WritesPastTheEndHitTheGuardZone) {
-  // An off-by-one bounds check writes y[n] on every shape.
+  // An off-by-one bounds check writes y[n] on every shape: zero bytes, which
+  // the guard byte (drawn per check, never 0x00) cannot be, so all 4 count.
   auto offByOne = saxpy([](int64_t i, int32_t n, float *y) {
-    if (i == n - 1) y[n] = 1.0f;
+    if (i == n - 1) y[n] = 0.0f;
   });
   HostExecutor executor(saxpy(), offByOne);
   Result<verify::CheckResult> result = run(executor);
