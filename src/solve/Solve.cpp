@@ -205,6 +205,15 @@ std::optional<double> headlineSpeedup(const verify::CheckResult &result) {
   return headline->speedup;
 }
 
+/// When nothing was timed: the emulator profile's estimate of a correct
+/// candidate's speedup over the reference (CheckResult::profile), if made.
+std::optional<double> estimatedSpeedup(const verify::CheckResult &result) {
+  if (result.verdict != verify::Verdict::Correct || headlineSpeedup(result) || !result.profile ||
+      !(result.profile->estimatedSpeedup > 0))
+    return std::nullopt;
+  return result.profile->estimatedSpeedup;
+}
+
 /// A slot's line of attempts.
 struct SlotState {
   std::optional<prompt::Attempt> last;
@@ -212,6 +221,7 @@ struct SlotState {
   std::optional<prompt::Attempt> best; ///< its best correct attempt
   int64_t bestId = 0;
   std::optional<double> bestSpeedup;
+  std::optional<double> bestEstimate; ///< its estimated speedup, when untimed and profiled
 };
 
 /// One candidate's standing, for choosing the run's best.
@@ -220,6 +230,7 @@ struct Standing {
   int64_t candidateId = 0;
   std::string verdict;
   std::optional<double> speedup;
+  std::optional<double> estimate; ///< the emulator profile's estimated speedup, when untimed
   std::string ptx;
 };
 
@@ -305,6 +316,8 @@ public:
                              {"round", best->round},
                              {"slot", best->slot},
                              {"speedup", best->speedup ? nlohmann::json(*best->speedup) : nlohmann::json(nullptr)},
+                             {"estimated_speedup", best->estimate ? nlohmann::json(*best->estimate) : nlohmann::json(nullptr)},
+                             {"ranked_by", rankedBy(*best)},
                              {"verdict", best->verdict}};
     else
       summaryJson["best"] = nullptr;
@@ -378,6 +391,7 @@ private:
     auto number = [](const std::optional<double> &v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     rounds_.push_back({{"round", round},
                        {"best_speedup", number(best ? best->speedup : std::nullopt)},
+                       {"best_estimated_speedup", number(best ? best->estimate : std::nullopt)},
                        {"round_best_speedup", number(roundBest)},
                        {"has_correct", best.has_value()},
                        {"counts", roundCounts}});
@@ -456,16 +470,23 @@ private:
     slotState.last = attempt;
     slotState.lastId = candidateId;
     // The kernel the slot's next optimize prompt builds on: the fastest correct
-    // one; when nothing was timed (the emulator), the newest correct one, so
-    // that each round starts from the last round's kernel, not the first.
+    // one. When nothing was timed (the emulator), the one the emulator
+    // profile estimates fastest, the newest of equals; without estimates, the
+    // newest correct one, so that each round starts from the last round's
+    // kernel, not the first.
+    const std::optional<double> estimate = estimatedSpeedup(attempt.result);
     const bool faster = speedup && (!slotState.bestSpeedup || *speedup > *slotState.bestSpeedup);
     const bool untimed = !speedup && !slotState.bestSpeedup;
-    if (attempt.result.verdict == verify::Verdict::Correct && (!slotState.best || faster || untimed)) {
+    const bool notWorseEstimate = estimate ? (!slotState.bestEstimate || *estimate >= *slotState.bestEstimate)
+                                           : !slotState.bestEstimate;
+    if (attempt.result.verdict == verify::Verdict::Correct &&
+        (!slotState.best || faster || (untimed && notWorseEstimate))) {
       slotState.best = attempt;
       slotState.bestId = candidateId;
       slotState.bestSpeedup = speedup;
+      slotState.bestEstimate = estimate;
     }
-    standings_.push_back({round, slot, candidateId, verdict, speedup, attempt.ptx});
+    standings_.push_back({round, slot, candidateId, verdict, speedup, estimate, attempt.ptx});
     ++counts_[verdict];
     if (const verify::BenchmarkReport *headline = verify::headlineBenchmark(attempt.result);
         headline && attempt.result.verdict == verify::Verdict::Correct) {
@@ -789,7 +810,8 @@ private:
 
   // --- best and progress -----------------------------------------------------
 
-  /// Correct candidates; the fastest when timed, else the earliest.
+  /// Correct candidates: the fastest measured; of untimed ones, the best
+  /// estimated by the emulator profile; else the earliest.
   std::optional<Standing> bestStanding() const {
     std::optional<Standing> best;
     for (const Standing &s : standings_) {
@@ -800,11 +822,21 @@ private:
         best = s;
       } else if (s.speedup && (!best->speedup || *s.speedup > *best->speedup)) {
         best = s;
-      } else if (s.speedup == best->speedup && earlier(s, *best)) {
+      } else if (s.speedup != best->speedup) {
+        continue; // measured beats estimated; the slower measured one stays behind
+      } else if (s.estimate && (!best->estimate || *s.estimate > *best->estimate)) {
+        best = s;
+      } else if (s.estimate == best->estimate && earlier(s, *best)) {
         best = s;
       }
     }
     return best;
+  }
+
+  /// How the best was chosen: "speedup" (measured), "estimate" (the emulator
+  /// profile's, nothing timed) or "order" (neither: the earliest correct).
+  static const char *rankedBy(const Standing &best) {
+    return best.speedup ? "speedup" : best.estimate ? "estimate" : "order";
   }
 
   ProgressEvent progressLocked(int round, int slot, const std::string &kind) const {
@@ -816,6 +848,7 @@ private:
     std::optional<Standing> best = bestStanding();
     event.haveCorrect = best.has_value();
     if (best) event.bestSpeedup = best->speedup;
+    if (best) event.bestEstimate = best->estimate;
     return event;
   }
 
@@ -985,6 +1018,7 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     outcome.bestCandidateId = best->candidateId;
     outcome.bestPtx = best->ptx;
     outcome.bestSpeedup = best->speedup;
+    outcome.bestEstimatedSpeedup = best->estimate;
   }
   if (Result<void> updated = context.store.updateRun(runId, outcome.status, outcome.summary); !updated)
     return updated.error();

@@ -92,6 +92,8 @@ struct ProgressEvent {
   std::optional<std::string> verdict;
   std::optional<double> speedup;
   std::optional<double> bestSpeedup; ///< over the run so far
+  /// Nothing timed: the best's speedup as the emulator profile estimates it.
+  std::optional<double> bestEstimate;
   bool haveCorrect = false;          ///< some candidate of the run is correct
   std::map<std::string, int> counts; ///< verdicts of the run so far
 };
@@ -150,6 +152,9 @@ struct SolveOutcome {
   std::optional<int64_t> bestCandidateId;
   std::string bestPtx;                 ///< the best correct candidate's PTX; empty when none
   std::optional<double> bestSpeedup;
+  /// When nothing was timed: the emulator profile's estimated speedup of the
+  /// best, which is then the best by that estimate (an estimate, not a measurement).
+  std::optional<double> bestEstimatedSpeedup;
   nlohmann::json summary;              ///< what the run's summary column holds (Report.h lists the keys)
 };
 

@@ -616,6 +616,89 @@ TEST_F(SolveTest, UntimedOptimizePromptsCarryTheEstimateOfThePreviousRoundsKerne
   EXPECT_NE(third.find(prompt::formatPosition(*stored)), std::string::npos);
 }
 
+// Nothing timed: candidates are ranked by the emulator profile's estimate.
+// Round 1 loads one input twice (more global traffic, a worse estimate),
+// round 2 is nvcc's kernel, round 3 loads the other input twice: round 4
+// builds on round 2's kernel, not on the newest (round 3), and round 2's is
+// the run's best, labelled an estimate, not the earliest correct one.
+TEST_F(SolveTest, UntimedCandidatesAreRankedByTheEmulatorsEstimate) {
+  SolveOptions options = smallOptions(4, 1);
+  options.check.profile = true;
+  auto loadingTwice = [](const std::string &ptx, const std::string &load) {
+    std::string out = ptx;
+    const size_t at = out.find(load);
+    EXPECT_NE(at, std::string::npos) << load;
+    if (at == std::string::npos) return out;
+    const size_t end = out.find('\n', at) + 1;
+    out.insert(end, out.substr(out.rfind('\n', at) + 1, end - out.rfind('\n', at) - 1));
+    return out;
+  };
+  const std::string reference = referencePtx();
+  const std::string firstTwice = loadingTwice(reference, "%f1, [");
+  const std::string secondTwice = loadingTwice(reference, "%f2, [");
+  ASSERT_NE(firstTwice, reference);
+  ASSERT_NE(secondTwice, firstTwice);
+  std::atomic<int> optimizeRequests{0};
+  ScriptedBackend backend([&](const llm::Request &request) {
+    if (promptKind(request) == PromptKind::Initial) return answer(fenced(firstTwice));
+    return answer(fenced(++optimizeRequests == 1 ? reference : secondTwice));
+  });
+  Result<SolveOutcome> outcome = run(backend, options);
+  ASSERT_OK(outcome);
+  EXPECT_EQ(verdicts(outcome->runId),
+            (std::vector<std::string>{"1 0 initial correct", "2 0 optimize correct", "3 0 optimize correct",
+                                      "4 0 optimize correct"}));
+  store::RunData data = load(outcome->runId);
+  const store::AttemptRow *rounds[] = {attempt(data, 1, 0, "initial"), attempt(data, 2, 0, "optimize"),
+                                       attempt(data, 3, 0, "optimize"), attempt(data, 4, 0, "optimize")};
+  double estimates[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(rounds[i] && rounds[i]->candidate && rounds[i]->result) << "round " << i + 1;
+    Result<verify::CheckResult> stored = verify::checkResultFromJson(rounds[i]->result->result);
+    ASSERT_OK(stored);
+    ASSERT_TRUE(stored->profile) << "round " << i + 1;
+    estimates[i] = stored->profile->estimatedSpeedup;
+  }
+  // The premise: the emulator estimates nvcc's kernel faster than either double load.
+  ASSERT_GT(estimates[1], estimates[0]);
+  ASSERT_GT(estimates[1], estimates[2]);
+  ASSERT_TRUE(rounds[3]);
+  EXPECT_EQ(rounds[1]->prompt.parentCandidateId, std::optional<int64_t>(rounds[0]->candidate->id));
+  EXPECT_EQ(rounds[2]->prompt.parentCandidateId, std::optional<int64_t>(rounds[1]->candidate->id));
+  EXPECT_EQ(rounds[3]->prompt.parentCandidateId, std::optional<int64_t>(rounds[1]->candidate->id))
+      << "round 4 builds on the better-estimated round 2, not the newest";
+  // The run's best: round 2's kernel, by the estimate, said to be one.
+  EXPECT_EQ(outcome->bestCandidateId, std::optional<int64_t>(rounds[1]->candidate->id));
+  EXPECT_FALSE(outcome->bestSpeedup);
+  ASSERT_TRUE(outcome->bestEstimatedSpeedup);
+  EXPECT_DOUBLE_EQ(*outcome->bestEstimatedSpeedup, estimates[1]);
+  EXPECT_EQ(outcome->bestPtx, rounds[1]->candidate->ptx);
+  const nlohmann::json &best = outcome->summary["best"];
+  EXPECT_EQ(best["candidate_id"], rounds[1]->candidate->id);
+  EXPECT_EQ(best["ranked_by"], "estimate");
+  EXPECT_TRUE(best["speedup"].is_null());
+  EXPECT_DOUBLE_EQ(best["estimated_speedup"].get<double>(), estimates[1]);
+  ASSERT_EQ(outcome->summary["rounds"].size(), 4u);
+  EXPECT_DOUBLE_EQ(outcome->summary["rounds"][0]["best_estimated_speedup"].get<double>(), estimates[0]);
+  EXPECT_DOUBLE_EQ(outcome->summary["rounds"][3]["best_estimated_speedup"].get<double>(), estimates[1]);
+}
+
+// Without the profile (no estimates), the best is still the earliest correct
+// candidate, ranked by order.
+TEST_F(SolveTest, UntimedWithoutTheProfileTheBestIsTheEarliestCorrect) {
+  SolveOptions options = smallOptions(2, 1);
+  ScriptedBackend backend([](const llm::Request &) { return answer(fenced(referencePtx())); });
+  Result<SolveOutcome> outcome = run(backend, options);
+  ASSERT_OK(outcome);
+  store::RunData data = load(outcome->runId);
+  const store::AttemptRow *first = attempt(data, 1, 0, "initial");
+  ASSERT_TRUE(first && first->candidate);
+  EXPECT_EQ(outcome->bestCandidateId, std::optional<int64_t>(first->candidate->id));
+  EXPECT_FALSE(outcome->bestEstimatedSpeedup);
+  EXPECT_EQ(outcome->summary["best"]["ranked_by"], "order");
+  EXPECT_TRUE(outcome->summary["best"]["estimated_speedup"].is_null());
+}
+
 TEST_F(SolveTest, FailuresAreRepairedThenOptimized) {
   SolveOptions options = smallOptions(3, 3);
   ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 3); });

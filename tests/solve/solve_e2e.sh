@@ -69,6 +69,9 @@ assert s["counts"] == {"no-ptx": 1, "compile-error": 1, "wrong": 1, "crashed": 1
 assert [r["round"] for r in s["rounds"]] == [1, 2, 3]
 assert not s["rounds"][0]["has_correct"] and s["rounds"][1]["has_correct"]
 assert s["best"]["verdict"] == "correct" and s["best"]["speedup"] is None  # the emulator does not time
+# ... so the best is ranked by the emulator profile's estimate, and says so.
+assert s["best"]["ranked_by"] == "estimate" and s["best"]["estimated_speedup"] > 0, s["best"]
+assert d["best_estimated_speedup"] == s["best"]["estimated_speedup"], d
 assert s["tokens"]["prompt"] == 15 * 1000, s["tokens"]
 assert s["reference"]["registers"] > 0
 EOF

@@ -106,9 +106,10 @@ Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesy
 
 /// One progress line on stderr.
 void printProgress(const solve::ProgressEvent &event) {
-  std::string best = event.bestSpeedup ? fmt::format("{:.2f}x", *event.bestSpeedup)
-                     : event.haveCorrect ? "correct (untimed)"
-                                         : "none";
+  std::string best = event.bestSpeedup    ? fmt::format("{:.2f}x", *event.bestSpeedup)
+                     : event.bestEstimate ? fmt::format("~{:.2f}x (untimed: the emulator's estimate)", *event.bestEstimate)
+                     : event.haveCorrect  ? "correct (untimed)"
+                                          : "none";
   std::string where = event.slot < 0 ? fmt::format("[round {}]", event.round)
                                      : fmt::format("[r{} s{} {}]", event.round, event.slot, event.kind);
   std::string what = event.what;
@@ -186,6 +187,9 @@ void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const s
                                                                      : nlohmann::json(nullptr)},
                           {"best_speedup", outcome.bestSpeedup ? nlohmann::json(*outcome.bestSpeedup)
                                                                : nlohmann::json(nullptr)},
+                          {"best_estimated_speedup", outcome.bestEstimatedSpeedup
+                                                         ? nlohmann::json(*outcome.bestEstimatedSpeedup)
+                                                         : nlohmann::json(nullptr)},
                           {"out", outDir.string()},
                           {"summary", outcome.summary}};
     std::cout << out.dump(2) << '\n';
@@ -194,7 +198,12 @@ void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const s
   fmt::print("run {} {}: {}\n", outcome.runId, outcome.status, outcome.stoppedBecause);
   if (outcome.bestCandidateId)
     fmt::print("best: candidate {}{}; PTX in {}\n", *outcome.bestCandidateId,
-               outcome.bestSpeedup ? fmt::format(", {:.2f}x nvcc", *outcome.bestSpeedup) : " (correct, not timed)",
+               outcome.bestSpeedup            ? fmt::format(", {:.2f}x nvcc", *outcome.bestSpeedup)
+               : outcome.bestEstimatedSpeedup ? fmt::format(" (correct, not timed; ranked by the emulator profile's "
+                                                            "estimate: ~{:.2f}x the reference, an estimate, not a "
+                                                            "measurement)",
+                                                            *outcome.bestEstimatedSpeedup)
+                                              : " (correct, not timed)",
                (outDir / "best.ptx").string());
   else
     fmt::print("no correct candidate\n");
