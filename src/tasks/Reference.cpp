@@ -214,12 +214,20 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   for (const std::string &option : nvrtcOptions(arch)) mix(option);
   mix(*version);
   mix("cache-format-1");
+  std::string backend = options.backend;
+  if (backend.empty())
+    if (const char *env = std::getenv("PTXFORGE_REFERENCE_BACKEND")) backend = env;
+  if (backend.empty()) backend = "nvjitlink";
+  if (backend != "nvjitlink" && backend != "ptxas")
+    return makeError(ErrorKind::InvalidInput, "reference backend '" + backend + "': nvjitlink or ptxas");
+  if (backend != "nvjitlink") mix("backend=" + backend); // the nvJitLink entries keep their keys
   char keyText[17];
   std::snprintf(keyText, sizeof keyText, "%016llx", static_cast<unsigned long long>(hash));
 
   CompiledReference reference;
   reference.cacheKey = keyText;
   reference.nvrtcVersion = *version;
+  reference.backend = backend;
 
   std::filesystem::path cacheDir = options.cacheDir.empty() ? referenceCacheDir() : options.cacheDir;
   std::filesystem::path entryPath = cacheDir / "reference" / (reference.cacheKey + ".bin");
@@ -243,6 +251,7 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   toolchain::CompileOptions compileOptions;
   compileOptions.arch = arch;
   compileOptions.entryName = std::string(kernelName);
+  if (backend == "ptxas") compileOptions.backend = toolchain::CompileOptions::Backend::Ptxas;
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(nvrtc->ptx, compileOptions);
   if (!compiled) return compiled.error();
   if (!compiled->ok)

@@ -22,6 +22,7 @@ struct CompiledReference {
   bool fromCache = false;
   std::string cacheKey;   ///< 16 hex digits (FNV-1a 64 of source, arch, options and tool versions)
   std::string nvrtcVersion; ///< "NVRTC 13.0"
+  std::string backend;      ///< what made the cubin: "nvjitlink" or "ptxas" (whole program)
 };
 
 /// Where compileReference keeps its cache.
@@ -29,6 +30,12 @@ struct ReferenceOptions {
   /// Empty: referenceCacheDir(). The cache lives in <dir>/reference/.
   std::filesystem::path cacheDir;
   bool useCache = true;
+  /// What compiles the PTX to the cubin the gate times: "nvjitlink" (the
+  /// gate's compiler, as for candidates: relocatable code, as `ptxas -c`) or
+  /// "ptxas" (a whole-program compile, what `nvcc -O3` builds; registers may
+  /// differ, docs/register-counts.md). Empty: $PTXFORGE_REFERENCE_BACKEND,
+  /// else nvjitlink.
+  std::string backend;
 };
 
 /// $PTXFORGE_CACHE_DIR, else $XDG_CACHE_HOME/ptxforge, else ~/.cache/ptxforge

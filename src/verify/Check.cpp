@@ -1665,6 +1665,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   Result<tasks::CompiledReference> reference = tasks::compileReference(task, result.arch);
   if (!reference) return reference.error();
   result.referenceCompiler = reference->nvrtcVersion;
+  if (reference->backend == "ptxas") result.referenceCompiler += ", ptxas whole-program";
   const int trials = std::max(1, options.trials);
   ExecutorRun primary(task, candidate, *executor, options, result, secrets, *reference);
   Result<bool> ok = primary.load();
