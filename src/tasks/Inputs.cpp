@@ -264,6 +264,8 @@ std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint
 }
 
 Result<std::vector<std::byte>> scalarArgument(const ParamSpec &param, const Shape &shape) {
+  if (param.tensorMap) // 128 bytes only an executor can make (verify/TensorMapArgument.h)
+    return makeError(ErrorKind::InvalidInput, "param '" + param.name + "' is a tensor map, which the executor encodes");
   std::vector<std::byte> out(elementSize(param.type));
   if (param.floatValue) {
     storeAs(out, 0, param.type, *param.floatValue);

@@ -189,6 +189,117 @@ const ParamSpec *findParam(const TaskSpec &task, std::string_view name) {
   return nullptr;
 }
 
+const char *mapSwizzleName(MapSwizzle swizzle) {
+  static const char *const names[] = {"none", "32b", "64b", "128b"};
+  return names[static_cast<int>(swizzle)];
+}
+const char *mapL2PromotionName(MapL2Promotion promotion) {
+  static const char *const names[] = {"none", "64b", "128b", "256b"};
+  return names[static_cast<int>(promotion)];
+}
+const char *mapOobFillName(MapOobFill fill) { return fill == MapOobFill::Nan ? "nan" : "zero"; }
+
+std::string describeTensorMapParam(const ParamSpec &param) {
+  if (!param.tensorMap) return "";
+  const TensorMapParam &map = *param.tensorMap;
+  auto list = [](const auto &items, auto text) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + text(items[i]);
+    return out + "]";
+  };
+  auto expression = [](const Expression &e) { return toString(e); };
+  auto number = [](uint32_t n) { return std::to_string(n); };
+  std::string out = "a TMA tensor map (tile mode) over `" + map.buffer + "`: " + elementTypeName(param.type) +
+                    ", dims " + list(map.dims, expression) + " (innermost first), strides " +
+                    list(map.strides, expression) + " bytes, box " + list(map.box, number);
+  bool strided = false;
+  for (uint32_t stride : map.elementStrides) strided |= stride != 1;
+  if (strided) out += ", element strides " + list(map.elementStrides, number);
+  out += std::string(", swizzle ") + mapSwizzleName(map.swizzle) + ", interleave none, L2 promotion " +
+         mapL2PromotionName(map.l2Promotion) + ", out-of-bounds fill " + mapOobFillName(map.oobFill);
+  return out;
+}
+
+size_t paramBytes(const ParamSpec &param) {
+  if (param.tensorMap) return 128;
+  return param.isPointer ? 8 : elementSize(param.type);
+}
+
+namespace {
+
+/// Where checkTensorMapOnShape found a problem: the tensor_map key ("dims",
+/// "strides" or "buffer") and the entry of its array.
+struct MapProblemSite {
+  std::string key = "buffer";
+  size_t index = 0;
+};
+
+/// The checks of a tensor map that depend on the shape (cuTensorMapEncodeTiled's
+/// rules for dims and strides, and that the tensor lies inside its buffer);
+/// fills `out`. An empty string when the map is good.
+std::string checkTensorMapOnShape(const TaskSpec &task, const ParamSpec &param, const Shape &shape,
+                                  ResolvedTensorMap &out, MapProblemSite *site = nullptr) {
+  auto at = [&](const char *key, size_t index) {
+    if (site) site->key = key, site->index = index;
+  };
+  const TensorMapParam &map = *param.tensorMap;
+  out.type = param.type;
+  out.rank = map.rank;
+  out.swizzle = map.swizzle;
+  out.l2Promotion = map.l2Promotion;
+  out.oobFill = map.oobFill;
+  for (uint32_t i = 0; i < map.rank && i < 5; ++i) {
+    out.box[i] = i < map.box.size() ? map.box[i] : 1;
+    out.elementStrides[i] = i < map.elementStrides.size() ? map.elementStrides[i] : 1;
+    at("dims", i);
+    if (i >= map.dims.size()) return "dims has fewer entries than the rank";
+    Result<int64_t> dim = evaluate(map.dims[i], shape);
+    if (!dim) return "dims[" + std::to_string(i) + "] '" + toString(map.dims[i]) + "': " + dim.error().message;
+    if (*dim < 1 || *dim > (int64_t(1) << 32))
+      return "dims[" + std::to_string(i) + "] '" + toString(map.dims[i]) + "' is " + std::to_string(*dim) +
+             " (a tensor map's dimension holds 1 to 2^32 elements)";
+    out.dims[i] = static_cast<uint64_t>(*dim);
+  }
+  for (uint32_t i = 0; i + 1 < map.rank; ++i) {
+    at("strides", i);
+    if (i >= map.strides.size()) return "strides has fewer entries than the rank less one";
+    Result<int64_t> stride = evaluate(map.strides[i], shape);
+    if (!stride) return "strides[" + std::to_string(i) + "] '" + toString(map.strides[i]) + "': " + stride.error().message;
+    if (*stride < 16 || *stride % 16 != 0 || *stride >= (int64_t(1) << 40))
+      return "strides[" + std::to_string(i) + "] '" + toString(map.strides[i]) + "' is " + std::to_string(*stride) +
+             " bytes; a tensor map's strides are multiples of 16 below 2^40 (declare shapes whose rows are a "
+             "multiple of 16 bytes long)";
+    out.strides[i] = static_cast<uint64_t>(*stride);
+  }
+  // The tensor's last element must lie inside the mapped buffer.
+  at("buffer", 0);
+  const ParamSpec &buffer = task.params[map.bufferIndex];
+  Result<int64_t> count = evaluate(buffer.count, shape);
+  if (!count) return "the buffer's count: " + count.error().message;
+  unsigned __int128 last = static_cast<unsigned __int128>(out.dims[0] - 1) * elementSize(param.type);
+  for (uint32_t i = 1; i < map.rank; ++i)
+    last += static_cast<unsigned __int128>(out.dims[i] - 1) * out.strides[i - 1];
+  last += elementSize(param.type);
+  const unsigned __int128 have = static_cast<unsigned __int128>(*count) * elementSize(buffer.type);
+  if (last > have)
+    return "the tensor reaches " + std::to_string(static_cast<uint64_t>(last)) + " bytes into '" + buffer.name +
+           "', which holds " + std::to_string(static_cast<uint64_t>(have)) + " (count '" + toString(buffer.count) +
+           "'); check dims and strides";
+  return "";
+}
+
+} // namespace
+
+Result<ResolvedTensorMap> resolveTensorMap(const TaskSpec &task, const ParamSpec &param, const Shape &shape) {
+  if (!param.tensorMap || param.tensorMap->bufferIndex >= task.params.size())
+    return makeError(ErrorKind::InvalidInput, "param '" + param.name + "' is not a tensor map");
+  ResolvedTensorMap out;
+  if (std::string problem = checkTensorMapOnShape(task, param, shape, out); !problem.empty())
+    return makeError(ErrorKind::InvalidInput,
+                     "param '" + param.name + "': tensor_map: " + problem + " for " + shapeToString(shape));
+  return out;
+}
+
 std::string shapeToString(const Shape &shape) {
   std::string out = "{";
   for (const auto &[name, value] : shape) {
@@ -498,6 +609,150 @@ void parseInit(Validator &v, const toml::node &node, ParamSpec &param, const std
   param.init = init;
 }
 
+/// A `[params.tensor_map]` table (docs/tasks.md "Tensor maps"); `param` has
+/// its name. The buffer must be an earlier pointer parameter.
+void parseTensorMap(Validator &v, const toml::node *node, const toml::source_region &paramWhere,
+                    const std::vector<std::string> &symbols, const TaskSpec &task, ParamSpec &param,
+                    const std::string &context) {
+  const std::string where = context + "tensor_map: ";
+  if (!node) {
+    v.error(paramWhere, context + "type 'tensormap' needs a [params.tensor_map] table (buffer, dims, strides, box, ...)");
+    return;
+  }
+  const toml::table *table = node->as_table();
+  if (!table) {
+    v.error(node->source(), context + "'tensor_map' must be a table");
+    return;
+  }
+  v.checkKeys(*table, {"buffer", "dtype", "rank", "dims", "strides", "box", "element_strides", "swizzle", "interleave",
+                       "l2_promotion", "oob_fill"},
+              where);
+  TensorMapParam map;
+  bool typeKnown = false;
+  if (std::optional<std::string> buffer = v.getString(*table, "buffer", true, node->source(), where)) {
+    map.buffer = *buffer;
+    const toml::source_region &at = table->get("buffer")->source();
+    auto found = std::find_if(task.params.begin(), task.params.end(),
+                              [&](const ParamSpec &p) { return p.name == *buffer; });
+    if (found == task.params.end()) {
+      std::vector<std::string_view> names;
+      for (const ParamSpec &p : task.params)
+        if (p.isPointer) names.push_back(p.name);
+      v.error(at, where + "buffer '" + *buffer + "' is not a pointer parameter declared before this one" +
+                      suggestion(*buffer, names) +
+                      " (earlier pointers: " + (names.empty() ? std::string("none") : joinNames(names)) + ")");
+    } else if (!found->isPointer) {
+      v.error(at, where + "buffer '" + *buffer + "' is not a pointer parameter");
+    } else {
+      map.bufferIndex = static_cast<size_t>(found - task.params.begin());
+      param.type = found->type;
+      typeKnown = true;
+    }
+  }
+  if (std::optional<std::string> dtype = v.getString(*table, "dtype", false, node->source(), where)) {
+    if (std::optional<ElementType> type = parseElementType(*dtype)) param.type = *type, typeKnown = true;
+    else
+      v.error(table->get("dtype")->source(), where + "unknown dtype '" + *dtype + "' (valid: " +
+                                                 validElementTypeNames() + ")");
+  }
+  // Arrays of expressions (dims, strides) and of small integers (box, element_strides).
+  auto expressions = [&](std::string_view key, std::vector<Expression> &into, bool required) -> const toml::array * {
+    const toml::node *n = table->get(key);
+    if (!n) {
+      if (required) v.missing(node->source(), where, key);
+      return nullptr;
+    }
+    const toml::array *array = n->as_array();
+    if (!array) {
+      v.error(n->source(), where + "'" + std::string(key) + "' must be an array of expressions like [\"N\", \"M\"]");
+      return nullptr;
+    }
+    for (size_t i = 0; i < array->size(); ++i)
+      if (auto e = v.getExpression(*array->get(i), symbols, where + std::string(key) + "[" + std::to_string(i) + "]"))
+        into.push_back(std::move(*e));
+      else
+        into.push_back(Expression::integer(0));
+    return array;
+  };
+  auto integers = [&](std::string_view key, std::vector<uint32_t> &into, uint32_t low, uint32_t high,
+                      bool required) -> const toml::array * {
+    const toml::node *n = table->get(key);
+    if (!n) {
+      if (required) v.missing(node->source(), where, key);
+      return nullptr;
+    }
+    const toml::array *array = n->as_array();
+    if (!array) {
+      v.error(n->source(), where + "'" + std::string(key) + "' must be an array of integers like [32, 32]");
+      return nullptr;
+    }
+    for (const toml::node &element : *array) {
+      if (!element.is_integer() || element.as_integer()->get() < low || element.as_integer()->get() > high) {
+        v.error(element.source(), where + std::string(key) + ": each entry must be an integer in [" +
+                                      std::to_string(low) + ", " + std::to_string(high) + "]");
+        into.push_back(low);
+      } else {
+        into.push_back(static_cast<uint32_t>(element.as_integer()->get()));
+      }
+    }
+    return array;
+  };
+  const toml::array *dims = expressions("dims", map.dims, true);
+  const toml::array *strides = expressions("strides", map.strides, true);
+  const toml::array *box = integers("box", map.box, 1, 256, true);
+  const toml::array *elementStrides = integers("element_strides", map.elementStrides, 1, 8, false);
+  map.rank = static_cast<uint32_t>(map.dims.size());
+  if (const toml::node *rank = table->get("rank")) {
+    if (!rank->is_integer() || rank->as_integer()->get() < 1 || rank->as_integer()->get() > 5)
+      v.error(rank->source(), where + "rank must be an integer from 1 to 5");
+    else if (dims && static_cast<size_t>(rank->as_integer()->get()) != map.dims.size())
+      v.error(rank->source(), where + "rank " + std::to_string(rank->as_integer()->get()) + " but dims has " +
+                                  std::to_string(map.dims.size()) + " entries");
+  }
+  if (dims && (map.rank < 1 || map.rank > 5))
+    v.error(dims->source(), where + "dims must have 1 to 5 entries (the rank), innermost first");
+  if (dims && strides && map.strides.size() + 1 != map.dims.size())
+    v.error(strides->source(), where + "strides must have one entry per dimension after the first (" +
+                                   std::to_string(map.dims.size() > 0 ? map.dims.size() - 1 : 0) +
+                                   "), the bytes between consecutive indices");
+  if (dims && box && map.box.size() != map.dims.size())
+    v.error(box->source(), where + "box must have one entry per dimension (" + std::to_string(map.dims.size()) + ")");
+  if (elementStrides && dims && map.elementStrides.size() != map.dims.size())
+    v.error(elementStrides->source(),
+            where + "element_strides must have one entry per dimension (" + std::to_string(map.dims.size()) + ")");
+  auto choice = [&](std::string_view key, const std::vector<std::string_view> &names, int &out) {
+    std::optional<std::string> text = v.getString(*table, key, false, node->source(), where);
+    if (!text) return;
+    auto it = std::find(names.begin(), names.end(), *text);
+    if (it == names.end())
+      v.error(table->get(key)->source(), where + "unknown " + std::string(key) + " '" + *text + "'" +
+                                             suggestion(*text, names) + " (valid: " + joinNames(names) + ")");
+    else out = static_cast<int>(it - names.begin());
+  };
+  int swizzle = 0, interleave = 0, l2 = 0, fill = 0;
+  choice("swizzle", {"none", "32b", "64b", "128b"}, swizzle);
+  choice("interleave", {"none"}, interleave);
+  choice("l2_promotion", {"none", "64b", "128b", "256b"}, l2);
+  choice("oob_fill", {"zero", "nan"}, fill);
+  map.swizzle = static_cast<MapSwizzle>(swizzle);
+  map.l2Promotion = static_cast<MapL2Promotion>(l2);
+  map.oobFill = static_cast<MapOobFill>(fill);
+  if (typeKnown && !map.box.empty()) {
+    const uint64_t inner = uint64_t(map.box[0]) * elementSize(param.type);
+    const uint32_t span = map.swizzle == MapSwizzle::None ? 0 : 16u << static_cast<int>(map.swizzle);
+    if (inner % 16 != 0)
+      v.error(box->source(), where + "the box's inner dimension is " + std::to_string(inner) +
+                                 " bytes; it must be a multiple of 16");
+    else if (span && inner > span)
+      v.error(box->source(), where + "the box's inner dimension is " + std::to_string(inner) + " bytes, more than the " +
+                                 std::to_string(span) + "-byte swizzle span");
+  }
+  if (typeKnown && map.oobFill == MapOobFill::Nan && !isFloatingType(param.type))
+    v.error(table->get("oob_fill")->source(),
+            where + "oob_fill 'nan' needs a floating type, not " + elementTypeName(param.type));
+  param.tensorMap = std::move(map);
+}
+
 void parseParam(Validator &v, const toml::node &node, size_t index, const std::vector<std::string> &symbols,
                 TaskSpec &task) {
   std::string context = "params[" + std::to_string(index) + "]: ";
@@ -516,7 +771,23 @@ void parseParam(Validator &v, const toml::node &node, size_t index, const std::v
     param.name = *name;
     context = "param '" + *name + "': ";
   }
-  v.checkKeys(*table, {"name", "type", "role", "count", "value", "init"}, context);
+  // A tensor map: its own keys only.
+  const toml::node *typeNode = table->get("type");
+  const bool tensorMap = typeNode && typeNode->is_string() && typeNode->as_string()->get() == "tensormap";
+  if (!tensorMap) v.checkKeys(*table, {"name", "type", "role", "count", "value", "init"}, context);
+  if (tensorMap) {
+    v.checkKeys(*table, {"name", "type", "role", "count", "value", "init", "tensor_map"}, context);
+    for (std::string_view key : {"count", "value", "init"})
+      if (const toml::node *n = table->get(key))
+        v.error(n->source(), context + "'" + std::string(key) + "' does not apply to a tensor map (it has a "
+                                                                "[params.tensor_map] table)");
+    if (const toml::node *role = table->get("role"); role && !(role->is_string() && role->as_string()->get() == "scalar"))
+      v.error(role->source(), context + "a tensor map is passed by value: leave 'role' out (or write \"scalar\")");
+    param.role = ParamRole::Scalar;
+    parseTensorMap(v, table->get("tensor_map"), node.source(), symbols, task, param, context);
+    task.params.push_back(std::move(param));
+    return;
+  }
 
   bool typeOk = false;
   if (std::optional<std::string> typeText = v.getString(*table, "type", true, node.source(), context)) {
@@ -1036,7 +1307,19 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
       const ParamSpec &param = task.params[p];
       const toml::table &table = *paramArray.get(p)->as_table();
       std::string context = "param '" + param.name + "': ";
-      if (param.isPointer) {
+      if (param.tensorMap) {
+        ResolvedTensorMap resolved;
+        MapProblemSite site;
+        if (std::string problem = checkTensorMapOnShape(task, param, shape, resolved, &site); !problem.empty()) {
+          const toml::table &map = *table.get("tensor_map")->as_table();
+          const toml::node *key = map.get(site.key);
+          const toml::node *entry = key && key->as_array() && site.index < key->as_array()->size()
+                                        ? key->as_array()->get(site.index)
+                                        : key;
+          once("tensor_map " + param.name, entry ? entry->source() : map.source(),
+               context + "tensor_map: " + problem + forShape);
+        }
+      } else if (param.isPointer) {
         const toml::source_region &where = table.get("count")->source();
         Result<int64_t> count = evaluate(param.count, shape);
         if (!count)

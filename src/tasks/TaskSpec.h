@@ -63,6 +63,33 @@ struct InitSpec {
 /// the type's range for 8-bit types ([-128, 127], [0, 255]).
 InitSpec defaultInit(ElementType type);
 
+/// A tensor map's swizzle, L2 promotion and out-of-bounds fill (docs/tasks.md
+/// "Tensor maps"); the numbers are CUDA's (CUtensorMapSwizzle, ...).
+enum class MapSwizzle : uint8_t { None = 0, B32, B64, B128 };
+enum class MapL2Promotion : uint8_t { None = 0, B64, B128, B256 };
+enum class MapOobFill : uint8_t { Zero = 0, Nan };
+
+/// A tensor-map parameter (`type = "tensormap"`): a TMA tensor map, passed by
+/// value (`.param .align 64 .b8 name[128]`), that the executor encodes over
+/// the buffer of an earlier pointer parameter. Tile mode, no interleave.
+struct TensorMapParam {
+  std::string buffer;      ///< the pointer parameter it maps
+  size_t bufferIndex = 0;  ///< its index in TaskSpec::params (before the map's)
+  uint32_t rank = 1;       ///< 1..5
+  std::vector<Expression> dims;    ///< elements per dimension, innermost first (rank of them)
+  std::vector<Expression> strides; ///< bytes between consecutive indices of dimensions 1.. (rank - 1)
+  std::vector<uint32_t> box;       ///< elements per box dimension, 1..256
+  std::vector<uint32_t> elementStrides; ///< traversal steps, 1..8 (default all 1)
+  MapSwizzle swizzle = MapSwizzle::None;
+  MapL2Promotion l2Promotion = MapL2Promotion::None;
+  MapOobFill oobFill = MapOobFill::Zero;
+};
+
+/// "none", "32b", "64b", "128b" (and the like for the other two).
+const char *mapSwizzleName(MapSwizzle swizzle);
+const char *mapL2PromotionName(MapL2Promotion promotion);
+const char *mapOobFillName(MapOobFill fill);
+
 /// One kernel parameter, in signature order.
 struct ParamSpec {
   std::string name;
@@ -75,7 +102,19 @@ struct ParamSpec {
   /// language is integer-only); when set it is the scalar's value.
   std::optional<double> floatValue;
   InitSpec init;     ///< inputs and inouts only
+  /// A tensor map (not a pointer, role Scalar; `type` is its element type).
+  std::optional<TensorMapParam> tensorMap;
 };
+
+/// "a TMA tensor map over `in`: f32, dims [N, M] (innermost first), strides
+/// [4 * N] bytes, box [32, 32], swizzle 128b, ..." for prompts and `task show`.
+std::string describeTensorMapParam(const ParamSpec &param);
+
+/// The parameter's size in the kernel's parameter list: 8 for a pointer, 128
+/// for a tensor map, the element size for a scalar.
+size_t paramBytes(const ParamSpec &param);
+
+
 
 /// |got - want| <= atol + rtol * |want|. Integers compare exactly unless atolGiven.
 struct Tolerance {
@@ -160,6 +199,24 @@ struct TaskSpec {
   std::filesystem::path folder;
   std::string referenceSource;     ///< reference.cu text
 };
+
+/// A tensor map's numbers for one shape.
+struct ResolvedTensorMap {
+  ElementType type = ElementType::F32;
+  uint32_t rank = 1;
+  std::array<uint64_t, 5> dims{};
+  std::array<uint64_t, 4> strides{};
+  std::array<uint32_t, 5> box{};
+  std::array<uint32_t, 5> elementStrides{1, 1, 1, 1, 1};
+  MapSwizzle swizzle = MapSwizzle::None;
+  MapL2Promotion l2Promotion = MapL2Promotion::None;
+  MapOobFill oobFill = MapOobFill::Zero;
+};
+
+/// Evaluates a tensor-map parameter's dims and strides on `shape`; an Error
+/// (InvalidInput, "param 'NAME': ...") when an expression fails or leaves the
+/// ranges a map allows (the load-time checks, for a drawn shape).
+Result<ResolvedTensorMap> resolveTensorMap(const TaskSpec &task, const ParamSpec &param, const Shape &shape);
 
 /// The tolerance for an output of `type`: what task.toml gives, the rest from defaultTolerance(type).
 Tolerance toleranceFor(const TaskSpec &task, ElementType type);
