@@ -14,6 +14,7 @@
 // sanitizers as a second opinion.
 #include "verify/Check.h"
 #include "verify/Profile.h"
+#include "verify/TensorMapArgument.h"
 
 #include "verify/Ceilings.h"
 #include "verify/DeviceGate.h"
@@ -344,6 +345,13 @@ public:
       const tasks::ParamSpec &param = task_.params[i];
       if (param.isPointer) {
         args.buffer(side.buffers[i].handle(), secrets_.guardBytes);
+        continue;
+      }
+      if (param.tensorMap) { // a TMA map over the mapped buffer's data, encoded by this executor
+        Result<exec::TensorMapBytes> map = encodeTensorMapArgument(
+            executor_, task_, param, shape, side.buffers[param.tensorMap->bufferIndex].handle(), secrets_.guardBytes);
+        if (!map) return map.error();
+        args.raw(map->data(), map->size(), exec::kTensorMapAlignment);
         continue;
       }
       tasks::ParamSpec varied = param;
@@ -1190,7 +1198,7 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::
     for (size_t i = 0; i < task.params.size(); ++i) {
       const tasks::ParamSpec &want = task.params[i];
       const ptx::VariableDecl &got = kernel->params[i];
-      size_t wantBytes = want.isPointer ? 8 : tasks::elementSize(want.type);
+      size_t wantBytes = tasks::paramBytes(want); // 128 for a tensor map
       size_t gotBytes = ptxTypeBytes(got.type) * (got.arrayDims.empty() ? 1 : got.arrayDims.front());
       if (got.vectorWidth) gotBytes *= got.vectorWidth;
       if (gotBytes != wantBytes)
@@ -1199,8 +1207,9 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::
              fmt::format("parameter {} `{}` is {} bytes (.{}); task parameter '{}' is {}{} ({} bytes)", i + 1, got.name,
                          gotBytes, got.type, want.name, tasks::elementTypeName(want.type), want.isPointer ? "*" : "",
                          wantBytes),
-             want.isPointer ? "pass pointers as `.param .u64`" : fmt::format("declare it `.param .{}`",
-                                                                             tasks::elementTypeName(want.type))});
+             want.tensorMap   ? "a tensor map is `.param .align 64 .b8 " + want.name + "[128]`"
+             : want.isPointer ? "pass pointers as `.param .u64`"
+                              : fmt::format("declare it `.param .{}`", tasks::elementTypeName(want.type))});
     }
   }
   // Timers let a kernel measure, and so game, its own timing.
