@@ -96,6 +96,7 @@ std::string join(const std::vector<std::string> &items, std::string_view separat
 }
 
 std::string ptxParamType(const tasks::ParamSpec &param) {
+  if (param.tensorMap) return "align 64 .b8"; // and the name takes [128]
   if (param.isPointer) return "u64";
   switch (param.type) {
   case tasks::ElementType::F32: return "f32";
@@ -113,10 +114,12 @@ std::string ptxParamType(const tasks::ParamSpec &param) {
 }
 
 std::string paramTypeText(const tasks::ParamSpec &param) {
+  if (param.tensorMap) return "tensormap";
   return std::string(tasks::elementTypeName(param.type)) + (param.isPointer ? "*" : "");
 }
 
 std::string paramValueText(const tasks::ParamSpec &param) {
+  if (param.tensorMap) return tasks::describeTensorMapParam(param);
   if (param.floatValue) return fmt::format("{}", *param.floatValue);
   return tasks::toString(param.value);
 }
@@ -307,8 +310,9 @@ std::string ptxSignature(const tasks::TaskSpec &task) {
   std::string out = ".visible .entry " + task.kernel + "(\n";
   for (size_t i = 0; i < task.params.size(); ++i) {
     const tasks::ParamSpec &param = task.params[i];
-    out += fmt::format("    .param .{} {}_param_{}{}  // {}: {} {}\n", ptxParamType(param), task.kernel, i,
-                       i + 1 < task.params.size() ? "," : " ", param.name, paramTypeText(param),
+    out += fmt::format("    .param .{} {}_param_{}{}{}  // {}: {} {}\n", ptxParamType(param), task.kernel, i,
+                       param.tensorMap ? "[128]" : "", i + 1 < task.params.size() ? "," : " ", param.name,
+                       paramTypeText(param),
                        tasks::paramRoleName(param.role));
   }
   out += ")";

@@ -2,6 +2,7 @@
 // perturbed ones, its outputs tested for the degeneracies that let a wrong
 // kernel pass, and the task's mutants run through the gate.
 #include "verify/Audit.h"
+#include "verify/TensorMapArgument.h"
 
 #include "tasks/Compare.h"
 #include "tasks/Expression.h"
@@ -107,6 +108,13 @@ public:
     exec::KernelArgs args;
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
+      if (param.tensorMap) { // over an earlier parameter's buffer, made above
+        Result<exec::TensorMapBytes> map = encodeTensorMapArgument(executor_, task_, param, shape,
+                                                                   buffers[param.tensorMap->bufferIndex].handle(), 0);
+        if (!map) return map.error();
+        args.raw(map->data(), map->size(), exec::kTensorMapAlignment);
+        continue;
+      }
       if (!param.isPointer) {
         tasks::ParamSpec scaled = param;
         if (scaled.floatValue) *scaled.floatValue *= perturbation.scalarScales[i];

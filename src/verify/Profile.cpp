@@ -1,6 +1,7 @@
 // `check --profile` (Profile.h): the profiled runs, the estimate, the text and
 // the JSON of a ProfileReport.
 #include "verify/Profile.h"
+#include "verify/TensorMapArgument.h"
 
 #include "tasks/Inputs.h"
 #include "toolchain/LogParser.h"
@@ -64,7 +65,15 @@ Result<exec::LaunchProfile> runProfiled(const tasks::TaskSpec &task, exec::Execu
   if (!kernel) return kernel.error();
   std::vector<exec::DeviceBuffer> buffers;
   exec::KernelArgs args;
+  std::vector<exec::BufferHandle> handles(task.params.size()); // by parameter, for tensor maps
   for (const tasks::ParamSpec &param : task.params) {
+    if (param.tensorMap) { // over an earlier parameter's buffer, made above
+      Result<exec::TensorMapBytes> map = encodeTensorMapArgument(executor, task, param, shape,
+                                                                 handles[param.tensorMap->bufferIndex], 0);
+      if (!map) return map.error();
+      args.raw(map->data(), map->size(), exec::kTensorMapAlignment);
+      continue;
+    }
     if (!param.isPointer) {
       Result<std::vector<std::byte>> bytes = tasks::scalarArgument(param, shape);
       if (!bytes) return bytes.error();
@@ -84,6 +93,7 @@ Result<exec::LaunchProfile> runProfiled(const tasks::TaskSpec &task, exec::Execu
       return zeroed.error();
     }
     args.buffer(buffer->handle());
+    handles[static_cast<size_t>(&param - task.params.data())] = buffer->handle();
     buffers.push_back(std::move(*buffer));
   }
   exec::LaunchConfig config;

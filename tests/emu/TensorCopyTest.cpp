@@ -4,6 +4,7 @@
 #include "EmuHarness.h"
 
 #include "emu/Async.h"
+#include "exec/GpuExecutor.h"
 
 #include <cstring>
 #include <string>
@@ -337,6 +338,223 @@ TEST_F(TensorCopyTest, EncodingChecksTheDriversRulesAndTheBuffer) {
   Result<exec::TensorMapBytes> wide = executor_->encodeTensorMap(in.handle(), 0, spec);
   ASSERT_FALSE(wide);
   EXPECT_NE(wide.error().message.find("swizzle span"), std::string::npos) << wide.error().message;
+}
+
+
+// ---------------------------------------------------------------------------
+// The same loads and stores on a GPU and in the emulator, byte for byte (the
+// GPU half skips where there is none). kDump loads a rank-R box at
+// coordinates given as parameters to `tile + offset` (tile 1024-byte aligned)
+// and copies the 4096 bytes from `tile` out raw; kStore's clipped store is
+// compared on its output buffer.
+
+std::string dumpKernel(unsigned rank) {
+  std::string coords, loads;
+  for (unsigned i = 0; i < rank; ++i) {
+    coords += fmt::format("{}%r{}", i ? ", " : "", 20 + i);
+    loads += fmt::format("  ld.param.u32 %r{}, [c{}];\n", 20 + i, i);
+  }
+  return fmt::format(R"(.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .align 64 .b8 map[128], .param .u32 offset, .param .u32 bytes,
+                  .param .u32 c0, .param .u32 c1, .param .u32 c2)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<30>;
+  .reg .b64 %rd<10>;
+  .shared .align 1024 .b8 tile[4096];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.b64 %rd2, map;
+  cvta.param.u64 %rd3, %rd2;
+  ld.param.u32 %r1, [offset];
+  ld.param.u32 %r3, [bytes];
+{}  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, bar;
+  mov.u32 %r6, tile;
+  add.u32 %r11, %r6, %r1;
+  // Zero the tile first, so that bytes the copy does not write compare too.
+  mov.u32 %r7, %r4;
+ZERO:
+  shl.b32 %r8, %r7, 2;
+  setp.ge.u32 %p3, %r8, 4096;
+  @%p3 bra ZEROED;
+  add.u32 %r9, %r6, %r8;
+  st.shared.b32 [%r9], 0;
+  add.u32 %r7, %r7, 128;
+  bra ZERO;
+ZEROED:
+  setp.eq.u32 %p1, %r4, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r5], %r3;
+  @%p1 cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r11], [%rd3, {{{}}}], [%r5];
+  // A bounded wait: a wrong byte count must not hang the GPU.
+  mov.u32 %r12, 0;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r5], 0;
+  @%p2 bra WAITED;
+  add.u32 %r12, %r12, 1;
+  setp.lt.u32 %p3, %r12, 1000000;
+  @%p3 bra WAIT;
+WAITED:
+  mov.u32 %r7, %r4;
+LOOP:
+  shl.b32 %r8, %r7, 2;
+  setp.ge.u32 %p3, %r8, 4096;
+  @%p3 bra DONE;
+  add.u32 %r9, %r6, %r8;
+  ld.shared.b32 %r10, [%r9];
+  cvt.u64.u32 %rd5, %r8;
+  add.s64 %rd6, %rd1, %rd5;
+  st.global.b32 [%rd6], %r10;
+  add.u32 %r7, %r7, 128;
+  bra LOOP;
+DONE:
+  ret;
+}}
+)",
+                     loads, rank, coords);
+}
+
+struct DumpCase {
+  const char *name;
+  TensorMapSpec spec;
+  uint32_t offset = 0; ///< of the destination past the 1024-byte-aligned tile
+  int32_t coords[3] = {0, 0, 0};
+};
+
+/// What one executor makes of a case: the 4096 tile bytes, or the error.
+Result<std::vector<uint32_t>> dump(exec::Executor &executor, const DumpCase &c, const std::vector<uint32_t> &data) {
+  const std::string ptx = dumpKernel(c.spec.rank);
+  Result<exec::ModuleHandle> module =
+      executor.loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  if (!module) return module.error();
+  Result<exec::KernelInfo> kernel = executor.getKernel(*module, "k");
+  if (!kernel) return kernel.error();
+  Result<exec::DeviceBuffer> in = executor.allocateBuffer(data.size() * 4);
+  Result<exec::DeviceBuffer> out = executor.allocateBuffer(4096);
+  if (!in) return in.error();
+  if (!out) return out.error();
+  if (Result<void> ok = executor.upload(in->handle(), data); !ok) return ok.error();
+  Result<exec::TensorMapBytes> map = executor.encodeTensorMap(in->handle(), 0, c.spec);
+  if (!map) return map.error();
+  exec::KernelArgs args;
+  args.buffer(out->handle()).raw(map->data(), map->size(), 64).scalar(c.offset);
+  args.scalar(static_cast<uint32_t>(exec::tensorMapBoxBytes(c.spec)));
+  for (int32_t coordinate : c.coords) args.scalar(coordinate);
+  exec::LaunchConfig config;
+  config.block = {128, 1, 1};
+  if (Result<void> ran = executor.launch(kernel->handle, config, args.pack()); !ran) return ran.error();
+  return executor.download<uint32_t>(out->handle(), 1024);
+}
+
+TEST(TensorCopyOnAGpu, TheEmulatorsBytesAreTheGpus) {
+  Result<std::unique_ptr<exec::Executor>> gpu = exec::createGpuExecutor();
+  if (!gpu) GTEST_SKIP() << "needs a GPU: " << gpu.error().message;
+  if ((*gpu)->properties().smMajor < 9) GTEST_SKIP() << "needs sm_90 or newer for cp.async.bulk.tensor";
+  EmuOptions options;
+  options.checks.hostThreads = 2;
+  std::unique_ptr<exec::Executor> emu = createEmuExecutor(options);
+  // A 48 x 20 x 3 tensor of u32 (rows of 192 bytes), value (z * 100 + r) * 1000 + c.
+  std::vector<uint32_t> data(48 * 20 * 3);
+  for (uint32_t z = 0; z < 3; ++z)
+    for (uint32_t r = 0; r < 20; ++r)
+      for (uint32_t c = 0; c < 48; ++c) data[(z * 20 + r) * 48 + c] = (z * 100 + r) * 1000 + c;
+  auto spec = [](exec::TensorMapDataType type, uint32_t rank, std::array<uint32_t, 3> box, TensorMapSwizzle swizzle) {
+    TensorMapSpec s;
+    s.dataType = type;
+    s.rank = rank;
+    s.globalDim = {48, 20, 3, 0, 0};
+    s.globalStrides = {48 * 4, 48 * 20 * 4, 0, 0};
+    s.boxDim = {box[0], box[1], box[2], 0, 0};
+    s.swizzle = swizzle;
+    return s;
+  };
+  using T = exec::TensorMapDataType;
+  std::vector<DumpCase> cases = {
+      {"2d none, ragged", spec(T::U32, 2, {32, 8, 1}, TensorMapSwizzle::None), 0, {16, 16, 0}},
+      {"2d 128b, ragged", spec(T::U32, 2, {32, 8, 1}, TensorMapSwizzle::B128), 0, {24, 14, 0}},
+      {"2d 128b, 128-byte-aligned destination", spec(T::U32, 2, {32, 8, 1}, TensorMapSwizzle::B128), 384, {0, 0, 0}},
+      {"2d 128b, 64-byte rows", spec(T::U32, 2, {16, 16, 1}, TensorMapSwizzle::B128), 0, {4, 2, 0}},
+      {"2d 64b", spec(T::U32, 2, {16, 16, 1}, TensorMapSwizzle::B64), 0, {8, 9, 0}},
+      {"2d 64b, 128-byte-aligned destination", spec(T::U32, 2, {16, 16, 1}, TensorMapSwizzle::B64), 128, {8, 0, 0}},
+      {"2d 32b", spec(T::U32, 2, {8, 16, 1}, TensorMapSwizzle::B32), 0, {40, 10, 0}},
+      {"2d 32b, 128-byte-aligned destination", spec(T::U32, 2, {8, 16, 1}, TensorMapSwizzle::B32), 640, {0, 0, 0}},
+      {"2d negative coordinates", spec(T::U32, 2, {32, 8, 1}, TensorMapSwizzle::None), 0, {-8, -3, 0}},
+      {"3d 128b", spec(T::U32, 3, {32, 4, 2}, TensorMapSwizzle::B128), 0, {20, 18, 2}},
+      {"2d f16 128b", spec(T::F16, 2, {64, 8, 1}, TensorMapSwizzle::B128), 0, {40, 12, 0}},
+  };
+  DumpCase nan{"2d f32 NaN fill", spec(T::F32, 2, {32, 8, 1}, TensorMapSwizzle::None), 0, {30, 15, 0}};
+  nan.spec.oobFill = exec::TensorMapOobFill::NanRequestZeroFma;
+  cases.push_back(nan);
+  DumpCase strided{"3d element strides 1,2,1", spec(T::U32, 3, {16, 8, 2}, TensorMapSwizzle::None), 0, {3, 5, 1}};
+  strided.spec.elementStrides = {1, 2, 1, 1, 1};
+  cases.push_back(strided);
+  DumpCase f16 = cases[10];
+  f16.spec.globalDim[0] = 96; // the same bytes seen as 96 f16 per row
+  cases[10] = f16;
+  for (const DumpCase &c : cases) {
+    Result<std::vector<uint32_t>> want = dump(**gpu, c, data);
+    ASSERT_TRUE(want) << c.name << ": " << want.error().message;
+    Result<std::vector<uint32_t>> got = dump(*emu, c, data);
+    ASSERT_TRUE(got) << c.name << ": " << got.error().message;
+    size_t mismatches = 0, first = 0;
+    for (size_t i = 0; i < want->size(); ++i)
+      if ((*want)[i] != (*got)[i] && mismatches++ == 0) first = i;
+    EXPECT_EQ(mismatches, 0u) << c.name << ": " << mismatches << " words differ, the first at byte " << first * 4
+                              << ": GPU 0x" << std::hex << (*want)[first] << ", emulator 0x" << (*got)[first];
+    std::printf("%-40s %s\n", c.name, mismatches ? "DIFFERS" : "same bytes");
+  }
+}
+
+TEST(TensorCopyOnAGpu, AClippedStoreWritesWhatTheGpuWrites) {
+  Result<std::unique_ptr<exec::Executor>> gpu = exec::createGpuExecutor();
+  if (!gpu) GTEST_SKIP() << "needs a GPU: " << gpu.error().message;
+  if ((*gpu)->properties().smMajor < 9) GTEST_SKIP() << "needs sm_90 or newer for cp.async.bulk.tensor";
+  std::unique_ptr<exec::Executor> emu = createEmuExecutor();
+  auto run = [](exec::Executor &executor) -> Result<std::vector<uint32_t>> {
+    std::vector<uint32_t> values(40 * 20);
+    for (uint32_t i = 0; i < values.size(); ++i) values[i] = i * 7 + 1;
+    Result<exec::DeviceBuffer> in = executor.allocateBuffer(values.size() * 4);
+    Result<exec::DeviceBuffer> out = executor.allocateBuffer(24 * 36 * 4);
+    if (!in || !out) return makeError(ErrorKind::Internal, "allocation");
+    (void)executor.upload(in->handle(), values);
+    (void)executor.upload(out->handle(), std::vector<uint32_t>(24 * 36, 0xdeadbeefu));
+    auto spec = [](uint32_t w, uint32_t h) {
+      TensorMapSpec s;
+      s.dataType = exec::TensorMapDataType::U32;
+      s.rank = 2;
+      s.globalDim = {w, h, 0, 0, 0};
+      s.globalStrides = {w * 4, 0, 0, 0};
+      s.boxDim = {32, 8, 0, 0, 0};
+      return s;
+    };
+    Result<exec::TensorMapBytes> inMap = executor.encodeTensorMap(in->handle(), 0, spec(40, 20));
+    Result<exec::TensorMapBytes> outMap = executor.encodeTensorMap(out->handle(), 0, spec(24, 36));
+    if (!inMap) return inMap.error();
+    if (!outMap) return outMap.error();
+    Result<exec::ModuleHandle> module =
+        executor.loadModule(std::vector<uint8_t>(kStore.begin(), kStore.end()), exec::ModuleFormat::Ptx);
+    if (!module) return module.error();
+    Result<exec::KernelInfo> kernel = executor.getKernel(*module, "k");
+    if (!kernel) return kernel.error();
+    exec::KernelArgs args;
+    args.buffer(out->handle()).raw(inMap->data(), 128, 64).raw(outMap->data(), 128, 64);
+    args.scalar<int32_t>(8).scalar<int32_t>(16);
+    exec::LaunchConfig config;
+    config.block = {1, 1, 1};
+    if (Result<void> ran = executor.launch(kernel->handle, config, args.pack()); !ran) return ran.error();
+    return executor.download<uint32_t>(out->handle(), 24 * 36);
+  };
+  Result<std::vector<uint32_t>> want = run(**gpu);
+  ASSERT_TRUE(want) << want.error().message;
+  Result<std::vector<uint32_t>> got = run(*emu);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(*want, *got);
 }
 
 } // namespace

@@ -94,7 +94,9 @@ const char *cTypeName(tasks::ElementType type) {
 std::string signatureLine(const tasks::TaskSpec &task) {
   std::vector<std::string> params;
   for (const tasks::ParamSpec &param : task.params) {
-    if (param.isPointer)
+    if (param.tensorMap)
+      params.push_back("const __grid_constant__ CUtensorMap " + param.name);
+    else if (param.isPointer)
       params.push_back(fmt::format("{}{}* {}", param.role == tasks::ParamRole::Input ? "const " : "",
                                    cTypeName(param.type), param.name));
     else
