@@ -980,9 +980,18 @@ inline float approxResult(double exact, bool ftz) {
 enum class ApproxOp : uint8_t { Ex2, Lg2, Sin, Cos, Rcp, Sqrt, Rsqrt, Tanh, Div, DivFull, Ex2F16, TanhF16, Ex2Bf16, TanhBf16 };
 
 /// The spacing of `f` at |value| (the subnormal spacing below the normal range).
+/// ilogb for finite nonzero values, without a library call for normal doubles.
+inline int exponentOf(double value) {
+  int field = static_cast<int>((bitsOf(value) >> 52) & 0x7ff);
+  return field != 0 ? field - 1023 : std::ilogb(value);
+}
+
 inline double ulpIn(const Format &f, double value) {
-  int exponent = value == 0 ? 1 - f.bias : std::max(std::ilogb(value), 1 - f.bias);
-  return std::ldexp(1.0, exponent - int(f.manBits));
+  int exponent =
+      value == 0 ? 1 - f.bias : std::max(std::isfinite(value) ? exponentOf(value) : std::ilogb(value), 1 - f.bias);
+  int scale = exponent - int(f.manBits);
+  // 2^scale as a normal double is its exponent field alone.
+  return scale >= -1022 && scale <= 1023 ? f64FromBits(uint64_t(scale + 1023) << 52) : std::ldexp(1.0, scale);
 }
 
 inline double decodeIn(const Format &f, uint64_t bits) {
@@ -1008,15 +1017,23 @@ uint64_t stepBits(const Format &f, uint64_t bits, bool down) {
 /// result is the correctly rounded one only where the bound allows no other.
 /// An exact value that overflows the format stays infinite; ±0 and NaN pass
 /// through, and so does everything when maxError is 0.
+/// encodeDouble(f, value, NearestEven, nanBits); for f32, the host's own
+/// conversion, which rounds to nearest even (the mode outside HostRounding),
+/// subnormals and overflow included.
+inline uint64_t nearestIn(const Format &f, double value, uint64_t nanBits) {
+  if (f.manBits == 23 && f.expBits == 8) return value != value ? nanBits : std::bit_cast<uint32_t>(float(value));
+  return encodeDouble(f, value, Direction::NearestEven, nanBits);
+}
+
 uint64_t perturbedInto(const Format &f, double exact, double maxError, uint64_t seed, uint64_t nanBits) {
-  uint64_t rounded = encodeDouble(f, exact, Direction::NearestEven, nanBits);
+  uint64_t rounded = nearestIn(f, exact, nanBits);
   if (!std::isfinite(exact) || exact == 0 || !(maxError > 0) || (rounded & ~signBit(f)) == f.overflowBits)
     return rounded;
   uint64_t hash = mixBits(seed);
   bool down = (hash & 1) != 0;
-  double fraction = 0.5 + 0.5 * std::ldexp(double(hash >> 11), -53);
+  double fraction = 0.5 + 0.5 * (double(hash >> 11) * 0x1p-53);
   double target = exact + (down ? -fraction : fraction) * maxError;
-  uint64_t bits = encodeDouble(f, target, Direction::NearestEven, nanBits);
+  uint64_t bits = nearestIn(f, target, nanBits);
   double value = decodeIn(f, bits);
   if (!(std::fabs(value - exact) <= maxError)) bits = stepBits(f, bits, value > exact);
   for (bool direction : {down, !down}) {
@@ -1046,12 +1063,19 @@ inline double ulpsOf(double exact, double ulps) { return ulps * ulpIn(kF32Format
 /// ex2 of an integer (`integral`), rcp and lg2 of a power of two; sqrt and
 /// rsqrt of an even power of two. There the result is a power of two (or an
 /// integer) that the table's first entry gives without interpolation.
+// (Bit tests for normal doubles, which every converted f32 is; the library
+// calls for the rest.)
 inline bool isExactPoint(double x, bool integral) {
-  if (integral) return x == std::trunc(x);
+  if (integral) return !(std::fabs(x) < 0x1p52) ? x == x : x == double(int64_t(x));
+  uint64_t field = (bitsOf(x) >> 52) & 0x7ff;
+  if (field != 0 && field != 0x7ff) return (bitsOf(x) & 0xfffffffffffffull) == 0;
   int exponent;
   return std::fabs(std::frexp(x, &exponent)) == 0.5;
 }
 inline bool isEvenPowerOfTwo(double x) {
+  uint64_t field = (bitsOf(x) >> 52) & 0x7ff;
+  if (x > 0 && field != 0 && field != 0x7ff)
+    return (bitsOf(x) & 0xfffffffffffffull) == 0 && ((field - 1023) & 1) == 0;
   int exponent;
   return std::frexp(x, &exponent) == 0.5 && ((exponent - 1) & 1) == 0;
 }

@@ -50,34 +50,121 @@ uint64_t addressOf(const Warp &w, const Inst &in, unsigned lane) {
   return (in.addrSlot != kNoSlot ? w.row(in.addrSlot)[lane] : 0) + static_cast<uint64_t>(in.offset);
 }
 
+/// Each active lane's address of the instruction's memory operand.
+inline void addressesOf(const Warp &w, const Inst &in, LaneMask active, uint64_t *out) {
+  const uint64_t offset = static_cast<uint64_t>(in.offset);
+  if (in.addrSlot == kNoSlot) {
+    forLanes(active, [&](unsigned l) { out[l] = offset; });
+  } else {
+    const uint64_t *base = w.row(in.addrSlot);
+    forLanes(active, [&](unsigned l) { out[l] = base[l] + offset; });
+  }
+}
+
+/// A loaded element as the destination register holds it: the type's bits,
+/// sign- or zero-extended, cut to the register's declared width.
+struct LoadExtend {
+  uint64_t typeMask = ~uint64_t(0), signBit = 0, registerMask = ~uint64_t(0);
+  LoadExtend(DType type, unsigned regBits) {
+    unsigned n = dtypeBits(type);
+    if (n > 0 && n < 64) {
+      typeMask = (uint64_t(1) << n) - 1;
+      if (isSigned(type)) signBit = uint64_t(1) << (n - 1);
+    }
+    if (regBits > 0 && regBits < 64) registerMask = (uint64_t(1) << regBits) - 1;
+  }
+  uint64_t operator()(uint64_t v) const {
+    v &= typeMask;
+    if (v & signBit) v |= ~typeMask;
+    return v & registerMask;
+  }
+};
+
+/// Reads `bytes` (1, 2, 4 or 8) little-endian bytes.
+inline uint64_t readBytes(const uint8_t *p, unsigned bytes) {
+  switch (bytes) {
+  case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+  case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+  case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+  default: return *p;
+  }
+}
+
+inline void writeBytes(uint8_t *p, unsigned bytes, uint64_t v) {
+  switch (bytes) {
+  case 4: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); return; }
+  case 8: std::memcpy(p, &v, 8); return;
+  case 2: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); return; }
+  default: *p = static_cast<uint8_t>(v); return;
+  }
+}
+
 void execLoad(Warp &w, const Inst &in, LaneMask active) {
   unsigned n = in.ndst, bytes = in.accessBytes;
-  while (active) {
-    unsigned l = static_cast<unsigned>(std::countr_zero(active));
-    active &= active - 1;
-    const uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes * n, false);
-    if (!p) return;
+  uint64_t address[kWarpSize] = {}; // (inactive lanes: never read)
+  uint8_t *host[kWarpSize];
+  addressesOf(w, in, active, address);
+  switch (w.accessLanes(in, active, in.space, address, bytes * n, false, host)) {
+  case Warp::kFaulted: return;
+  case Warp::kDone:
     for (unsigned i = 0; i < n; ++i) {
-      uint64_t v = 0;
-      std::memcpy(&v, p + i * bytes, bytes);
-      const Operand &d = in.ops[i];
-      w.set(d, l, lowBits(extendBits(in.type, v), d.regBits ? d.regBits : 64));
+      uint64_t *d = w.row(in.ops[i].slot);
+      const LoadExtend extend(in.type, in.ops[i].regBits);
+      const unsigned at = i * bytes;
+      forLanes(active, [&](unsigned l) { d[l] = extend(readBytes(host[l] + at, bytes)); });
     }
+    break;
+  case Warp::kSlowPath:
+    while (active) {
+      unsigned l = static_cast<unsigned>(std::countr_zero(active));
+      active &= active - 1;
+      const uint8_t *p = w.access(in, l, in.space, address[l], bytes * n, false);
+      if (!p) return;
+      for (unsigned i = 0; i < n; ++i) {
+        uint64_t v = 0;
+        std::memcpy(&v, p + i * bytes, bytes);
+        const Operand &d = in.ops[i];
+        w.set(d, l, lowBits(extendBits(in.type, v), d.regBits ? d.regBits : 64));
+      }
+    }
+    break;
   }
   if ((in.memorySync & kSyncStrong) && w.launch->crossCta) w.acquire();
 }
 
 void execStore(Warp &w, const Inst &in, LaneMask active) {
   unsigned n = in.nsrc, bytes = in.accessBytes;
-  while (active) {
-    unsigned l = static_cast<unsigned>(std::countr_zero(active));
-    active &= active - 1;
-    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes * n, true);
-    if (!p) return;
-    for (unsigned i = 0; i < n; ++i) {
-      uint64_t v = w.get(in.src(i), l);
-      std::memcpy(p + i * bytes, &v, bytes);
+  uint64_t address[kWarpSize] = {}; // (inactive lanes: never read)
+  uint8_t *host[kWarpSize];
+  addressesOf(w, in, active, address);
+  switch (w.accessLanes(in, active, in.space, address, bytes * n, true, host)) {
+  case Warp::kFaulted: return;
+  case Warp::kDone:
+    // In lane order, as on the slow path: when lanes write the same bytes,
+    // the highest lane's value stays.
+    if (n == 1) {
+      const Operand &src = in.src(0);
+      const uint64_t *v = w.row(src.slot);
+      const uint64_t flip = src.negate ? 1 : 0;
+      forLanes(active, [&](unsigned l) { writeBytes(host[l], bytes, v[l] ^ flip); });
+      return;
     }
+    forLanes(active, [&](unsigned l) {
+      for (unsigned i = 0; i < n; ++i) writeBytes(host[l] + i * bytes, bytes, w.get(in.src(i), l));
+    });
+    return;
+  case Warp::kSlowPath:
+    while (active) {
+      unsigned l = static_cast<unsigned>(std::countr_zero(active));
+      active &= active - 1;
+      uint8_t *p = w.access(in, l, in.space, address[l], bytes * n, true);
+      if (!p) return;
+      for (unsigned i = 0; i < n; ++i) {
+        uint64_t v = w.get(in.src(i), l);
+        std::memcpy(p + i * bytes, &v, bytes);
+      }
+    }
+    return;
   }
 }
 
@@ -172,10 +259,11 @@ void execCvta(Warp &w, const Inst &in, LaneMask active) {
   uint64_t base = in.offset2;
   const uint64_t *a = w.row(in.src(0).slot);
   uint64_t *d = w.row(in.dst(0).slot);
-  unsigned bits = dtypeBits(in.type);
-  forEachLane(active, [&](unsigned l) {
-    uint64_t v = in.sub2 ? a[l] - base : a[l] + base;
-    if (in.sub2 && base && a[l] < base) v = a[l]; // not an address of that window: leave it alone
+  const unsigned bits = dtypeBits(in.type);
+  const bool to = in.sub2 != 0;
+  forLanes(active, [&](unsigned l) {
+    uint64_t v = to ? a[l] - base : a[l] + base;
+    if (to && base && a[l] < base) v = a[l]; // not an address of that window: leave it alone
     d[l] = lowBits(v, bits);
   });
 }

@@ -89,7 +89,13 @@ private:
   void storeGroupPc(uint32_t pc) {
     forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc; });
   }
-  void checkSlot(const Inst &in, uint32_t slot, LaneMask active);
+  /// Lanes of `active` that never wrote `slot` go to the cold path (a
+  /// finding, and the value reads as zero); the common case is one test.
+  void checkSlot(const Inst &in, uint32_t slot, LaneMask active) {
+    if (active & ~w_.written[slot]) [[unlikely]]
+      unwrittenSlot(in, slot, active);
+  }
+  [[gnu::noinline]] void unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active);
   void initcheck(const Inst &in, LaneMask active) {
     for (unsigned i = in.ndst; i < unsigned(in.ndst) + in.nsrc; ++i) checkSlot(in, in.ops[i].slot, active);
     if (in.addrSlot != kNoSlot) checkSlot(in, in.addrSlot, active);
@@ -119,6 +125,7 @@ private:
   const Program &p_;
   const Inst *code_;
   LaneMask cur_ = 0;
+  uint32_t curLanes_ = 0; ///< popcount(cur_), kept with it (counted per instruction)
   uint32_t pc_ = 0;
   uint32_t nextWait_ = kNoPc;
   bool forced_ = false;
@@ -130,6 +137,7 @@ bool WarpRunner::select() {
   LaneMask runnable = w_.live & ~w_.blocked;
   if (!runnable) {
     cur_ = 0;
+    curLanes_ = 0;
     return false;
   }
   LaneMask unparked = runnable & ~w_.parked;
@@ -145,14 +153,14 @@ bool WarpRunner::select() {
   forced_ = unparked == 0;
   w_.parked &= ~group;
   cur_ = group;
+  curLanes_ = static_cast<uint32_t>(std::popcount(group));
   pc_ = minPc;
   nextWait_ = next;
   return true;
 }
 
-void WarpRunner::checkSlot(const Inst &in, uint32_t slot, LaneMask active) {
+void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active) {
     LaneMask missing = active & ~w_.written[slot];
-    if (!missing) return;
     if (w_.cta->async && !w_.cta->async->wgmmaPending.empty() && wgmmaPendingRead(w_, in, slot, missing)) return;
     if (w_.launch->checks.initcheck) {
       unsigned lane = static_cast<unsigned>(std::countr_zero(missing));
@@ -264,7 +272,7 @@ void WarpRunner::run() {
   if (!select()) return;
   const std::vector<CallInfo> &calls = p_.calls;
   for (;;) {
-    threadSteps_ += static_cast<uint64_t>(std::popcount(cur_));
+    threadSteps_ += curLanes_;
     if (++sinceCheck_ >= 4096) {
       budget();
       if (w_.aborted()) return;
@@ -273,12 +281,12 @@ void WarpRunner::run() {
     LaneMask active = cur_;
     if (in.guard != kNoSlot) {
       checkSlot(in, in.guard, cur_);
+      // Every lane's predicate bit, then the group's: a counted loop over the
+      // whole warp costs less than visiting the group's lanes one by one.
       const uint64_t *g = w_.row(in.guard);
-      LaneMask taken = 0;
-      forEachLane(cur_, [&](unsigned l) {
-        if ((g[l] & 1) != (in.guardNegated ? 1u : 0u)) taken |= 1u << l;
-      });
-      active = taken;
+      LaneMask bits = 0;
+      for (unsigned l = 0; l < kWarpSize; ++l) bits |= static_cast<LaneMask>(g[l] & 1) << l;
+      active = (in.guardNegated ? ~bits : bits) & cur_;
     }
     switch (in.op) {
     case Op::Exec:
@@ -325,6 +333,7 @@ void WarpRunner::run() {
         continue;
       }
       cur_ &= ~active;
+      curLanes_ = static_cast<uint32_t>(std::popcount(cur_));
       ++pc_;
       break;
     case Op::Call: {
@@ -568,8 +577,19 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
   host.regs.resize(std::max(host.regs.size(), size_t(warpCount) * slots * kWarpSize));
   host.written.resize(std::max(host.written.size(), size_t(warpCount) * slots));
   host.local.resize(std::max(host.local.size(), size_t(warpCount) * kWarpSize * program.localBytes));
-  host.warps.clear();
-  host.warps.resize(warpCount);
+  // Warps are reused from the host thread's previous CTA when the count
+  // matches (their call stacks keep their memory); what setup does not set
+  // below is reset here.
+  if (host.warps.size() != warpCount) {
+    host.warps.clear();
+    host.warps.resize(warpCount);
+  } else {
+    for (Warp &w : host.warps) {
+      std::fill(std::begin(w.barrierId), std::end(w.barrierId), 0u);
+      std::fill(std::begin(w.barrierPc), std::end(w.barrierPc), 0u);
+      w.yield = false;
+    }
+  }
 
   uint32_t bx = launch.block.x, by = launch.block.y;
   uint32_t specialBase = program.constSlots;
@@ -604,11 +624,17 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
     std::fill(w.written, w.written + slots, 0u);
     std::fill(w.written, w.written + specialBase + static_cast<uint32_t>(Special::Count), ~0u);
     auto special = [&](Special s) { return w.row(specialBase + static_cast<uint32_t>(s)); };
+    // %tid of the warp's first thread, then counted up (no division per lane).
+    uint32_t first = wi * kWarpSize;
+    uint32_t tx = first % bx, ty = (first / bx) % by, tz = first / (bx * by);
     for (unsigned l = 0; l < kWarpSize; ++l) {
-      uint32_t t = wi * kWarpSize + l;
-      special(Special::TidX)[l] = t % bx;
-      special(Special::TidY)[l] = (t / bx) % by;
-      special(Special::TidZ)[l] = t / (bx * by);
+      special(Special::TidX)[l] = tx;
+      special(Special::TidY)[l] = ty;
+      special(Special::TidZ)[l] = tz;
+      if (++tx == bx) {
+        tx = 0;
+        if (++ty == by) ty = 0, ++tz;
+      }
       special(Special::NtidX)[l] = launch.block.x;
       special(Special::NtidY)[l] = launch.block.y;
       special(Special::NtidZ)[l] = launch.block.z;

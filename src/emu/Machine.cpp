@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 
 namespace ptxforge::emu {
@@ -26,8 +27,6 @@ void Launch::report(Finding finding) {
   }
   if (nonFatal < checks.maxFindings) findings.push_back(std::move(finding));
 }
-
-bool Warp::aborted() const { return launch->aborted.load(std::memory_order_relaxed); }
 
 static std::string threadCoordinates(const Launch &launch, uint32_t linear) {
   uint32_t bx = launch.block.x, by = launch.block.y;
@@ -189,6 +188,89 @@ bool Warp::crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, ui
   return true;
 }
 
+namespace {
+
+/// initcheck's finding for a read (or atomic) of shared byte `address` that
+/// no thread of the CTA wrote.
+[[gnu::noinline, gnu::cold]] void reportUnwrittenShared(Warp &w, const Inst &inst, unsigned lane, uint64_t address,
+                                                        bool atomic) {
+  Finding finding;
+  finding.check = "initcheck";
+  finding.fatal = false;
+  finding.line = inst.line;
+  finding.message = fmt::format("initcheck: {} of shared memory that no thread of this CTA has written, at "
+                                "shared address 0x{:x} (on a GPU it holds garbage) {}",
+                                atomic ? "an atomic" : "a read", address, w.where(inst, lane));
+  w.launch->report(std::move(finding));
+}
+
+/// racecheck's fatal finding for shared byte `address`, whose shadow `s`
+/// shows another warp's access in this barrier interval.
+[[gnu::noinline, gnu::cold]] void reportSharedRace(Warp &w, const Inst &inst, unsigned lane, uint64_t address,
+                                                   bool write, const SharedShadow &s) {
+  const char *hazard;
+  uint16_t otherWarp, otherLane;
+  uint32_t otherLine;
+  if (s.writeEpoch == w.cta->epoch && s.writerWarp != static_cast<uint16_t>(w.index)) {
+    hazard = write ? "write-after-write" : "read-after-write";
+    otherWarp = s.writerWarp, otherLane = s.writerLane, otherLine = s.writeLine;
+  } else {
+    hazard = "write-after-read";
+    otherWarp = s.readerWarp == 0xffff ? s.writerWarp : s.readerWarp;
+    otherLane = s.readerLane, otherLine = s.readLine;
+  }
+  std::string other = s.readerWarp == 0xffff && std::string_view(hazard) == "write-after-read"
+                          ? fmt::format("threads of several other warps (line {})", otherLine)
+                          : fmt::format("thread {} (line {})",
+                                        threadCoordinates(*w.launch, otherWarp * kWarpSize + otherLane), otherLine);
+  w.fault(inst, lane, "racecheck",
+          fmt::format("shared-memory {} hazard at shared address 0x{:x}: this {} races with an access by {} "
+                      "with no barrier between them,",
+                      hazard, address, write ? "write" : "read", other));
+}
+
+} // namespace
+
+bool Warp::sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write,
+                            bool atomic) {
+  if (launch->checks.initcheck) {
+    uint32_t *written = cta->sharedWritten->data() + address;
+    const uint32_t mine = cta->firstEpoch;
+    for (uint32_t i = 0; i < bytes; ++i) {
+      if (written[i] == mine) continue;
+      // A read (an atomic too: it reads first) of a byte no thread of this
+      // CTA wrote: on a GPU it holds whatever the SM ran before.
+      if (!write || atomic) reportUnwrittenShared(*this, inst, lane, address + i, atomic);
+      written[i] = mine; // reported once per byte
+    }
+  }
+  if (launch->checks.racecheck && !atomic) {
+    SharedShadow *shadow = cta->shadow->data() + address;
+    const uint16_t me = static_cast<uint16_t>(index);
+    const uint32_t epoch = cta->epoch;
+    for (uint32_t i = 0; i < bytes; ++i) {
+      SharedShadow &s = shadow[i];
+      bool hazard = (s.writeEpoch == epoch && s.writerWarp != me) ||
+                    (write && s.readEpoch == epoch && s.readerWarp != me);
+      if (hazard) [[unlikely]] {
+        reportSharedRace(*this, inst, lane, address + i, write, s);
+        return false;
+      }
+      if (write) {
+        s.writeEpoch = epoch, s.writerWarp = me, s.writerLane = static_cast<uint16_t>(lane), s.writeLine = inst.line;
+      } else if (s.readEpoch != epoch) {
+        s.readEpoch = epoch, s.readerWarp = me, s.readerLane = static_cast<uint16_t>(lane), s.readLine = inst.line;
+      } else if (s.readerWarp != me) {
+        s.readerWarp = 0xffff;
+      }
+    }
+  }
+  if (cta->async && !atomic &&
+      !asyncSharedAccess(*this, inst, lane, static_cast<uint32_t>(address), bytes, write))
+    return false;
+  return true;
+}
+
 uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t address, uint32_t bytes, bool write,
                       bool atomic) {
   const char *verb = write ? "write" : "read";
@@ -245,66 +327,7 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
                         verb, bytes, address, shared.size()));
       return nullptr;
     }
-    if (launch->checks.initcheck) {
-      uint32_t *written = cta->sharedWritten->data() + address;
-      for (uint32_t i = 0; i < bytes; ++i) {
-        if (written[i] == cta->firstEpoch) continue;
-        // A read (an atomic too: it reads first) of a byte no thread of this
-        // CTA wrote: on a GPU it holds whatever the SM ran before.
-        if (!write || atomic) {
-          Finding finding;
-          finding.check = "initcheck";
-          finding.fatal = false;
-          finding.line = inst.line;
-          finding.message = fmt::format("initcheck: {} of shared memory that no thread of this CTA has written, at "
-                                        "shared address 0x{:x} (on a GPU it holds garbage) {}",
-                                        atomic ? "an atomic" : "a read", address + i, where(inst, lane));
-          launch->report(std::move(finding));
-        }
-        written[i] = cta->firstEpoch; // reported once per byte
-      }
-    }
-    if (launch->checks.racecheck && !atomic) {
-      SharedShadow *shadow = cta->shadow->data() + address;
-      uint16_t me = static_cast<uint16_t>(index);
-      uint32_t epoch = cta->epoch;
-      for (uint32_t i = 0; i < bytes; ++i) {
-        SharedShadow &s = shadow[i];
-        const char *hazard = nullptr;
-        uint16_t otherWarp = 0, otherLane = 0;
-        uint32_t otherLine = 0;
-        if (s.writeEpoch == epoch && s.writerWarp != me) {
-          hazard = write ? "write-after-write" : "read-after-write";
-          otherWarp = s.writerWarp, otherLane = s.writerLane, otherLine = s.writeLine;
-        } else if (write && s.readEpoch == epoch && s.readerWarp != me) {
-          hazard = "write-after-read";
-          otherWarp = s.readerWarp == 0xffff ? s.writerWarp : s.readerWarp;
-          otherLane = s.readerLane, otherLine = s.readLine;
-        }
-        if (hazard) {
-          std::string other = s.readerWarp == 0xffff && std::string_view(hazard) == "write-after-read"
-                                  ? fmt::format("threads of several other warps (line {})", otherLine)
-                                  : fmt::format("thread {} (line {})",
-                                                threadCoordinates(*launch, otherWarp * kWarpSize + otherLane),
-                                                otherLine);
-          fault(inst, lane, "racecheck",
-                fmt::format("shared-memory {} hazard at shared address 0x{:x}: this {} races with an access by {} "
-                            "with no barrier between them,",
-                            hazard, address + i, verb, other));
-          return nullptr;
-        }
-        if (write) {
-          s.writeEpoch = epoch, s.writerWarp = me, s.writerLane = static_cast<uint16_t>(lane), s.writeLine = inst.line;
-        } else if (s.readEpoch != epoch) {
-          s.readEpoch = epoch, s.readerWarp = me, s.readerLane = static_cast<uint16_t>(lane), s.readLine = inst.line;
-        } else if (s.readerWarp != me) {
-          s.readerWarp = 0xffff;
-        }
-      }
-    }
-    if (cta->async && !atomic &&
-        !asyncSharedAccess(*this, inst, lane, static_cast<uint32_t>(address), bytes, write))
-      return nullptr;
+    if (!sharedLaneChecks(inst, lane, address, bytes, write, atomic)) return nullptr;
     return shared.data() + address;
   }
   case Space::Local:
@@ -345,6 +368,164 @@ uint8_t *Warp::access(const Inst &inst, unsigned lane, Space space, uint64_t add
   case Space::Generic: break;
   }
   return nullptr;
+}
+
+bool Warp::crossCtaLanes(const Inst &inst, LaneMask active, size_t allocation, const uint64_t *address,
+                         uint32_t bytes, bool write) {
+  CrossCtaState &state = *launch->crossCta;
+  const CrossCtaState::Shadow &shadow = state.shadows[allocation];
+  const uint64_t base = launch->allocations[allocation]->base;
+  bool faulted = false;
+  auto slow = [&](unsigned l) {
+    if (!faulted && !crossCtaAccess(inst, l, allocation, address[l] - base, bytes, write, false)) faulted = true;
+  };
+  // Strong accesses publish or acquire, which crossCtaAccess handles; so
+  // does every lane when the shadow does not cover the buffer.
+  uint64_t hi = 0;
+  forEachLane(active, [&](unsigned l) { hi = std::max(hi, address[l]); });
+  if ((inst.memorySync & kSyncStrong) || (hi - base + bytes - 1) / 4 >= shadow.count) {
+    forEachLane(active, slow);
+    return !faulted;
+  }
+  const uint64_t mine = state.tag | ((cta->linear + 1) << 24);
+  if (write) {
+    // A plain write stamps its words with this CTA and its fence count.
+    const uint64_t stamp = mine | std::min(cta->fences, CrossCtaState::kMaxFences);
+    forEachLane(active, [&](unsigned l) {
+      uint64_t offset = address[l] - base;
+      for (size_t word = offset / 4, last = (offset + bytes - 1) / 4; word <= last; ++word) {
+        std::atomic_ref<uint64_t>(shadow.words[word]).store(stamp, std::memory_order_relaxed);
+        std::atomic_ref<uint32_t>(shadow.lines[word]).store(inst.line, std::memory_order_relaxed);
+      }
+    });
+    return true;
+  }
+  // A plain read: only a word another CTA wrote in this launch needs the
+  // publish/acquire test (crossCtaAccess, for that lane).
+  forEachLane(active, [&](unsigned l) {
+    if (faulted) return;
+    uint64_t offset = address[l] - base;
+    for (size_t word = offset / 4, last = (offset + bytes - 1) / 4; word <= last; ++word) {
+      uint64_t stamp = std::atomic_ref<uint64_t>(shadow.words[word]).load(std::memory_order_relaxed);
+      if ((stamp >> 48) != (state.tag >> 48) || (stamp >> 24) == (mine >> 24)) continue;
+      slow(l);
+      return;
+    }
+  });
+  return !faulted;
+}
+
+Warp::AccessResult Warp::accessLanes(const Inst &inst, LaneMask active, Space space, const uint64_t *address,
+                                     uint32_t bytes, bool write, uint8_t **out) {
+  if (!active) return kDone;
+  // The span and alignment of the warp's addresses.
+  uint64_t lo = ~uint64_t(0), hi = 0, bits = 0;
+  if (active == ~LaneMask(0)) {
+    for (unsigned l = 0; l < kWarpSize; ++l) {
+      uint64_t a = address[l];
+      lo = a < lo ? a : lo;
+      hi = a > hi ? a : hi;
+      bits |= a;
+    }
+  } else {
+    forEachLane(active, [&](unsigned l) {
+      uint64_t a = address[l];
+      lo = a < lo ? a : lo;
+      hi = a > hi ? a : hi;
+      bits |= a;
+    });
+  }
+  if (bytes > 1 && (bits & (bytes - 1)) != 0) return kSlowPath;
+  uint64_t window = 0; // subtracted from a generic address
+  if (space == Space::Generic) {
+    if (lo >= kGlobalBase) space = Space::Global;
+    else if (lo - kSharedWindow < kWindowSize && hi - kSharedWindow < kWindowSize) space = Space::Shared, window = kSharedWindow;
+    else if (lo - kLocalWindow < kWindowSize && hi - kLocalWindow < kWindowSize) space = Space::Local, window = kLocalWindow;
+    else if (lo - kConstWindow < kWindowSize && hi - kConstWindow < kWindowSize) space = Space::Const, window = kConstWindow;
+    else if (lo - kParamWindow < kWindowSize && hi - kParamWindow < kWindowSize) space = Space::Param, window = kParamWindow;
+    else return kSlowPath;
+    lo -= window, hi -= window;
+  }
+  // In bounds when [lo, hi + bytes) fits `size` (without wrapping around).
+  auto fits = [&](uint64_t size) { return hi < size && bytes <= size - hi; };
+  switch (space) {
+  case Space::Global: {
+    const std::vector<Allocation *> &allocations = launch->allocations;
+    auto it = std::upper_bound(allocations.begin(), allocations.end(), lo,
+                               [](uint64_t a, const Allocation *alloc) { return a < alloc->base; });
+    if (it == allocations.begin()) return kSlowPath;
+    Allocation *a = *(it - 1);
+    if (lo - a->base < a->accessibleBegin || hi - a->base >= a->accessibleEnd ||
+        bytes > a->accessibleEnd - (hi - a->base))
+      return kSlowPath;
+    uint8_t *data = a->bytes.data();
+    uint64_t base = a->base;
+    if (launch->crossCta && !crossCtaLanes(inst, active, size_t(it - 1 - allocations.begin()), address, bytes, write))
+      return kFaulted;
+    forLanes(active, [&](unsigned l) { out[l] = data + (address[l] - base); });
+    return kDone;
+  }
+  case Space::Shared: {
+    std::vector<uint8_t> &shared = *cta->shared;
+    if (!fits(shared.size())) return kSlowPath; // a cluster rank in it, or out of bounds
+    if (cta->async) {
+      bool faulted = false;
+      forEachLane(active, [&](unsigned l) {
+        if (!faulted && !sharedLaneChecks(inst, l, address[l] - window, bytes, write, false)) faulted = true;
+      });
+      if (faulted) return kFaulted;
+    } else if (launch->checks.initcheck || launch->checks.racecheck) {
+      // Lanes in order, as access() takes them, except that a lane at the
+      // same address as the lane before it (a broadcast) finds the bytes
+      // written and their shadows this warp's: it would change nothing but
+      // the writer lane of a write, which the last lane of the run sets.
+      bool faulted = false, inRun = false;
+      uint64_t previous = 0;
+      int pendingLast = -1; // a write's last lane of the current run, not yet checked
+      forEachLane(active, [&](unsigned l) {
+        if (faulted) return;
+        uint64_t at = address[l] - window;
+        if (inRun && at == previous) {
+          if (write) pendingLast = static_cast<int>(l);
+          return;
+        }
+        if (pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false)) {
+          faulted = true;
+          return;
+        }
+        pendingLast = -1;
+        if (!sharedLaneChecks(inst, l, at, bytes, write, false)) faulted = true;
+        inRun = true, previous = at;
+      });
+      if (!faulted && pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false))
+        faulted = true;
+      if (faulted) return kFaulted;
+    }
+    uint8_t *data = shared.data();
+    forLanes(active, [&](unsigned l) { out[l] = data + (address[l] - window); });
+    return kDone;
+  }
+  case Space::Local: {
+    size_t frame = program->localBytes;
+    if (!fits(frame)) return kSlowPath;
+    forLanes(active, [&](unsigned l) { out[l] = local + l * frame + (address[l] - window); });
+    return kDone;
+  }
+  case Space::Const: {
+    if (write || !fits(program->constBank.size())) return kSlowPath;
+    uint8_t *data = const_cast<uint8_t *>(program->constBank.data());
+    forLanes(active, [&](unsigned l) { out[l] = data + (address[l] - window); });
+    return kDone;
+  }
+  case Space::Param: {
+    if (write || !fits(launch->paramBytes)) return kSlowPath;
+    uint8_t *data = const_cast<uint8_t *>(launch->params);
+    forLanes(active, [&](unsigned l) { out[l] = data + (address[l] - window); });
+    return kDone;
+  }
+  case Space::Generic: break;
+  }
+  return kSlowPath;
 }
 
 } // namespace ptxforge::emu

@@ -178,6 +178,27 @@ struct Warp {
   /// racecheck hazard kind for shared memory; `atomic` exempts it.
   uint8_t *access(const Inst &inst, unsigned lane, Space space, uint64_t address, uint32_t bytes, bool write,
                   bool atomic = false);
+  /// The fast path of access() for all the active lanes of one instruction
+  /// at once (`address` holds each lane's address): when every access is
+  /// aligned and inside one global buffer, or the CTA's own shared memory,
+  /// the thread's local memory, the .const bank or the parameters, the space
+  /// and bounds are resolved once for the warp, the per-lane checks that keep
+  /// state (cross-CTA and shared racecheck, shared initcheck, the async
+  /// proxy) run lane by lane as access() would run them, `out[lane]` gets the
+  /// host address, and the answer is kDone. kSlowPath: nothing was done, run
+  /// access() lane by lane (it finds and reports the faulting lane).
+  /// kFaulted: a per-lane check reported a fatal finding.
+  enum AccessResult { kDone, kSlowPath, kFaulted };
+  AccessResult accessLanes(const Inst &inst, LaneMask active, Space space, const uint64_t *address, uint32_t bytes,
+                           bool write, uint8_t **out);
+  /// crossCtaAccess for the active lanes of a plain or strong access inside
+  /// allocation number `allocation` (accessLanes' fast path); false after a
+  /// fatal finding.
+  bool crossCtaLanes(const Inst &inst, LaneMask active, size_t allocation, const uint64_t *address, uint32_t bytes,
+                     bool write);
+  /// access()'s shared-memory checks for one lane (initcheck, racecheck, the
+  /// async proxy); false after a fatal finding.
+  bool sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write, bool atomic);
   /// Cross-CTA racecheck of a global access that passed memcheck (offset
   /// into allocation number `allocation`); false after a fatal finding.
   bool crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, uint64_t offset, uint32_t bytes, bool write,
@@ -191,7 +212,7 @@ struct Warp {
   /// Reports a fatal finding at `inst` for `lane` ("<check>: <what> at line N
   /// (<text>) by thread (x,y,z) of block (x,y,z)").
   void fault(const Inst &inst, unsigned lane, const char *check, const std::string &what);
-  bool aborted() const;
+  bool aborted() const { return launch->aborted.load(std::memory_order_relaxed); }
   std::string where(const Inst &inst, unsigned lane) const;
 };
 
@@ -240,6 +261,16 @@ template <typename F> inline void forEachLane(LaneMask mask, F &&f) {
     unsigned lane = static_cast<unsigned>(__builtin_ctz(mask));
     mask &= mask - 1;
     f(lane);
+  }
+}
+
+/// Runs f(lane) for the active lanes; a full warp (the common case) takes a
+/// plain counted loop, which the compiler unrolls or vectorizes.
+template <typename F> inline void forLanes(LaneMask active, F &&f) {
+  if (active == ~LaneMask(0)) {
+    for (unsigned l = 0; l < kWarpSize; ++l) f(l);
+  } else {
+    forEachLane(active, f);
   }
 }
 
