@@ -14,6 +14,7 @@
 #include <limits>
 #include <mutex>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace ptxforge::store {
@@ -221,15 +222,7 @@ public:
     int size = sqlite3_column_bytes(get(), column);
     return data ? std::string(reinterpret_cast<const char *>(data), static_cast<size_t>(size)) : std::string();
   }
-  std::optional<int64_t> optionalInt64(int column) const {
-    return isNull(column) ? std::nullopt : std::optional<int64_t>(int64(column));
-  }
-  std::optional<int> optionalInt(int column) const {
-    return isNull(column) ? std::nullopt : std::optional<int>(integer(column));
-  }
-  std::optional<double> optionalDouble(int column) const {
-    return isNull(column) ? std::nullopt : std::optional<double>(sqlite3_column_double(get(), column));
-  }
+  double real(int column) const { return sqlite3_column_double(get(), column); }
 
 private:
   struct Finalizer {
@@ -238,6 +231,68 @@ private:
     void operator()(sqlite3_stmt *statement) const { sqlite3_finalize(statement); }
   };
   std::unique_ptr<sqlite3_stmt, Finalizer> statement_;
+};
+
+template <typename T> struct IsOptional : std::false_type {};
+template <typename T> struct IsOptional<std::optional<T>> : std::true_type {};
+
+/// Reads the columns of one row in order, from `first` on, each into a field
+/// by the field's type: int64_t, int, double, std::string (NULL reads as 0 or
+/// ""), std::optional of those (NULL reads as none), or JSON through json().
+/// A JSON column that does not parse is the row's error, kept until result().
+/// The one place where columns become record fields, so that the readers list
+/// fields in column order and never count column indices.
+class RowReader {
+public:
+  RowReader(const Statement &row, int first, std::string_view storePath)
+      : row_(row), next_(first), storePath_(storePath) {}
+
+  template <typename T> RowReader &operator()(T &out) {
+    read(next_++, out);
+    return *this;
+  }
+
+  /// A JSON column; text that is not JSON is an error naming `where` ("runs.summary") and the row's `id`.
+  RowReader &json(nlohmann::json &out, std::string_view where, int64_t id) {
+    out = nlohmann::json::parse(row_.text(next_++), nullptr, /*allow_exceptions=*/false);
+    if (out.is_discarded() && !error_)
+      error_ = makeError(ErrorKind::Io, fmt::format("store {}: corrupt JSON in {} of row {}", storePath_, where, id));
+    return *this;
+  }
+
+  /// `record`, or the first error met while reading it.
+  template <typename Record> Result<Record> result(Record record) const {
+    if (error_)
+      return *error_;
+    return record;
+  }
+
+private:
+  template <typename T> void read(int column, T &out) const {
+    if constexpr (IsOptional<T>::value) {
+      if (row_.isNull(column)) {
+        out.reset();
+      } else {
+        typename T::value_type value{};
+        read(column, value);
+        out = std::move(value);
+      }
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      out = row_.int64(column);
+    } else if constexpr (std::is_same_v<T, int>) {
+      out = row_.integer(column);
+    } else if constexpr (std::is_same_v<T, double>) {
+      out = row_.real(column);
+    } else {
+      static_assert(std::is_same_v<T, std::string>, "RowReader reads int64_t, int, double, std::string or optionals");
+      out = row_.text(column);
+    }
+  }
+
+  const Statement &row_;
+  int next_;
+  std::string_view storePath_;
+  std::optional<Error> error_;
 };
 
 } // namespace
@@ -328,6 +383,41 @@ struct Store::Impl {
     return std::optional<Record>(std::move(*record));
   }
 
+  /// Steps through every row of `statement`, handing each to `onRow` (which
+  /// returns Result<void>); stops at the first error, SQLite's or onRow's.
+  template <typename OnRow> Result<void> forEachRow(Statement &statement, std::string_view what, OnRow &&onRow) {
+    for (;;) {
+      auto row = step(statement, what);
+      if (!row)
+        return row.error();
+      if (!*row)
+        return {};
+      if (Result<void> taken = onRow(statement); !taken)
+        return taken.error();
+    }
+  }
+
+  /// Every row, each read by `read`.
+  template <typename Record, typename... Values>
+  Result<std::vector<Record>> queryAll(std::string_view what,
+                                       Result<Record> (Impl::*read)(const Statement &, int) const,
+                                       std::string_view sql, const Values &...values) {
+    auto statement = prepare(what, sql, values...);
+    if (!statement)
+      return statement.error();
+    std::vector<Record> records;
+    Result<void> all = forEachRow(*statement, what, [&](const Statement &row) -> Result<void> {
+      auto record = (this->*read)(row, 0);
+      if (!record)
+        return record.error();
+      records.push_back(std::move(*record));
+      return {};
+    });
+    if (!all)
+      return all.error();
+    return records;
+  }
+
   /// A transaction that rolls back unless committed.
   class Transaction {
   public:
@@ -361,125 +451,75 @@ struct Store::Impl {
     bool open_ = false;
   };
 
-  /// Parses a JSON column into `out`; an Io error when the stored text is not JSON.
-  std::optional<Error> readJson(const Statement &row, int column, std::string_view where, int64_t id,
-                                nlohmann::json &out) const {
-    out = nlohmann::json::parse(row.text(column), nullptr, /*allow_exceptions=*/false);
-    if (out.is_discarded())
-      return ioError(fmt::format("corrupt JSON in {} of row {}", where, id));
-    return std::nullopt;
-  }
+  RowReader reader(const Statement &row, int first) const { return RowReader(row, first, path); }
 
   Result<RunRecord> readRun(const Statement &row, int first) const {
     RunRecord run;
-    run.id = row.int64(first);
-    run.createdAt = row.text(first + 1);
-    run.updatedAt = row.text(first + 2);
-    run.task = row.text(first + 3);
-    run.model = row.text(first + 4);
-    run.strategies = row.text(first + 5);
-    run.status = row.text(first + 6);
-    if (auto error = readJson(row, first + 7, "runs.parameters", run.id, run.parameters))
-      return *error;
-    if (auto error = readJson(row, first + 8, "runs.provenance", run.id, run.provenance))
-      return *error;
-    if (auto error = readJson(row, first + 9, "runs.summary", run.id, run.summary))
-      return *error;
-    return run;
+    RowReader in = reader(row, first);
+    in(run.id)(run.createdAt)(run.updatedAt)(run.task)(run.model)(run.strategies)(run.status);
+    in.json(run.parameters, "runs.parameters", run.id)
+        .json(run.provenance, "runs.provenance", run.id)
+        .json(run.summary, "runs.summary", run.id);
+    return in.result(std::move(run));
   }
 
   Result<EvalRecord> readEval(const Statement &row, int first) const {
     EvalRecord record;
-    record.id = row.int64(first);
-    record.createdAt = row.text(first + 1);
-    record.updatedAt = row.text(first + 2);
-    record.model = row.text(first + 3);
-    record.suite = row.text(first + 4);
-    record.suiteVersion = row.text(first + 5);
-    record.status = row.text(first + 6);
-    if (auto error = readJson(row, first + 7, "evals.parameters", record.id, record.parameters))
-      return *error;
-    if (auto error = readJson(row, first + 8, "evals.provenance", record.id, record.provenance))
-      return *error;
-    if (auto error = readJson(row, first + 9, "evals.metrics", record.id, record.metrics))
-      return *error;
-    return record;
+    RowReader in = reader(row, first);
+    in(record.id)(record.createdAt)(record.updatedAt)(record.model)(record.suite)(record.suiteVersion)(record.status);
+    in.json(record.parameters, "evals.parameters", record.id)
+        .json(record.provenance, "evals.provenance", record.id)
+        .json(record.metrics, "evals.metrics", record.id);
+    return in.result(std::move(record));
   }
 
   Result<PromptRecord> readPrompt(const Statement &row, int first) const {
     PromptRecord prompt;
-    prompt.id = row.int64(first);
-    prompt.runId = row.int64(first + 1);
-    prompt.round = row.integer(first + 2);
-    prompt.slot = row.integer(first + 3);
-    prompt.kind = row.text(first + 4);
-    prompt.strategies = row.text(first + 5);
-    prompt.tendency = row.text(first + 6);
-    prompt.temperature = row.optionalDouble(first + 7);
-    prompt.parentCandidateId = row.optionalInt64(first + 8);
-    prompt.requestHash = row.text(first + 9);
-    if (auto error = readJson(row, first + 10, "prompts.request", prompt.id, prompt.request))
-      return *error;
-    return prompt;
+    RowReader in = reader(row, first);
+    in(prompt.id)(prompt.runId)(prompt.round)(prompt.slot)(prompt.kind)(prompt.strategies)(prompt.tendency);
+    in(prompt.temperature)(prompt.parentCandidateId)(prompt.requestHash);
+    in.json(prompt.request, "prompts.request", prompt.id);
+    return in.result(std::move(prompt));
   }
 
   Result<CompletionRecord> readCompletion(const Statement &row, int first) const {
     CompletionRecord completion;
-    completion.id = row.int64(first);
-    completion.promptId = row.int64(first + 1);
-    completion.status = row.text(first + 2);
-    completion.text = row.text(first + 3);
-    completion.error = row.text(first + 4);
-    if (auto error = readJson(row, first + 5, "completions.meta", completion.id, completion.meta))
-      return *error;
-    completion.createdAt = row.text(first + 6);
-    return completion;
+    RowReader in = reader(row, first);
+    in(completion.id)(completion.promptId)(completion.status)(completion.text)(completion.error);
+    in.json(completion.meta, "completions.meta", completion.id)(completion.createdAt);
+    return in.result(std::move(completion));
   }
 
   Result<CandidateRecord> readCandidate(const Statement &row, int first) const {
     CandidateRecord candidate;
-    candidate.id = row.int64(first);
-    candidate.runId = row.int64(first + 1);
-    candidate.promptId = row.int64(first + 2);
-    candidate.round = row.integer(first + 3);
-    candidate.slot = row.integer(first + 4);
-    candidate.ptx = row.text(first + 5);
-    candidate.ptxHash = row.text(first + 6);
-    candidate.sassHash = row.text(first + 7);
-    candidate.duplicateOf = row.optionalInt64(first + 8);
-    candidate.extractError = row.text(first + 9);
-    candidate.createdAt = row.text(first + 10);
-    return candidate;
+    RowReader in = reader(row, first);
+    in(candidate.id)(candidate.runId)(candidate.promptId)(candidate.round)(candidate.slot)(candidate.ptx);
+    in(candidate.ptxHash)(candidate.sassHash)(candidate.duplicateOf)(candidate.extractError)(candidate.createdAt);
+    return in.result(std::move(candidate));
   }
 
   Result<ResultRecord> readResult(const Statement &row, int first) const {
     ResultRecord result;
-    result.candidateId = row.int64(first);
-    result.verdict = row.text(first + 1);
-    result.stage = row.text(first + 2);
-    result.summary = row.text(first + 3);
-    result.speedup = row.optionalDouble(first + 4);
-    result.registers = row.optionalInt(first + 5);
-    if (auto error = readJson(row, first + 6, "results.result", result.candidateId, result.result))
-      return *error;
-    result.createdAt = row.text(first + 7);
-    return result;
+    RowReader in = reader(row, first);
+    in(result.candidateId)(result.verdict)(result.stage)(result.summary)(result.speedup)(result.registers);
+    in.json(result.result, "results.result", result.candidateId)(result.createdAt);
+    return in.result(std::move(result));
   }
 
   Result<StreamSegmentRecord> readStreamSegment(const Statement &row, int first) const {
     StreamSegmentRecord segment;
-    segment.promptId = row.int64(first);
-    segment.seq = row.integer(first + 1);
-    segment.mode = row.text(first + 2);
-    segment.requestHash = row.text(first + 3);
-    segment.text = row.text(first + 4);
-    segment.cutAt = row.optionalInt64(first + 5);
-    if (auto error = readJson(row, first + 6, "stream_segments.diagnostic", segment.promptId, segment.diagnostic))
-      return *error;
-    if (auto error = readJson(row, first + 7, "stream_segments.meta", segment.promptId, segment.meta))
-      return *error;
-    segment.createdAt = row.text(first + 8);
-    return segment;
+    RowReader in = reader(row, first);
+    in(segment.promptId)(segment.seq)(segment.mode)(segment.requestHash)(segment.text)(segment.cutAt);
+    in.json(segment.diagnostic, "stream_segments.diagnostic", segment.promptId)
+        .json(segment.meta, "stream_segments.meta", segment.promptId)(segment.createdAt);
+    return in.result(std::move(segment));
+  }
+
+  Result<EvalRun> readEvalRun(const Statement &row, int first) const {
+    EvalRun run;
+    RowReader in = reader(row, first);
+    in(run.position)(run.task)(run.runId);
+    return in.result(std::move(run));
   }
 
   /// Whether the database has the stream_segments table (a store written
@@ -643,22 +683,7 @@ Result<std::vector<RunRecord>> Store::runs(size_t limit) {
   static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?", kRunColumns);
   // LIMIT -1 is SQLite's "no limit".
   int64_t sqlLimit = limit == 0 ? -1 : static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max()));
-  auto statement = impl_->prepare("listing runs", sql, sqlLimit);
-  if (!statement)
-    return statement.error();
-  std::vector<RunRecord> runs;
-  for (;;) {
-    auto row = impl_->step(*statement, "listing runs");
-    if (!row)
-      return row.error();
-    if (!*row)
-      break;
-    auto run = impl_->readRun(*statement, 0);
-    if (!run)
-      return run.error();
-    runs.push_back(std::move(*run));
-  }
-  return runs;
+  return impl_->queryAll("listing runs", &Impl::readRun, sql, sqlLimit);
 }
 
 Result<int64_t> Store::addPrompt(const PromptRecord &prompt) {
@@ -745,29 +770,14 @@ Result<void> Store::putStreamSegment(const StreamSegmentRecord &segment) {
 Result<std::vector<StreamSegmentRecord>> Store::streamSegments(int64_t promptId) {
   std::lock_guard lock(impl_->mutex);
   constexpr std::string_view what = "reading stream segments";
-  std::vector<StreamSegmentRecord> segments;
   auto present = impl_->hasStreamSegments();
   if (!present)
     return present.error();
   if (!*present)
-    return segments;
+    return std::vector<StreamSegmentRecord>();
   static const std::string sql =
       fmt::format("SELECT {} FROM stream_segments WHERE prompt_id = ? ORDER BY seq", kStreamSegmentColumns);
-  auto statement = impl_->prepare(what, sql, promptId);
-  if (!statement)
-    return statement.error();
-  for (;;) {
-    auto row = impl_->step(*statement, what);
-    if (!row)
-      return row.error();
-    if (!*row)
-      break;
-    auto segment = impl_->readStreamSegment(*statement, 0);
-    if (!segment)
-      return segment.error();
-    segments.push_back(std::move(*segment));
-  }
-  return segments;
+  return impl_->queryAll(what, &Impl::readStreamSegment, sql, promptId);
 }
 
 Result<int64_t> Store::addCandidate(const CandidateRecord &candidate) {
@@ -867,38 +877,36 @@ Result<RunData> Store::load(int64_t runId) {
     auto statement = impl_->prepare(what, sql, runId);
     if (!statement)
       return statement.error();
-    for (;;) {
-      auto row = impl_->step(*statement, what);
-      if (!row)
-        return row.error();
-      if (!*row)
-        break;
+    Result<void> all = impl_->forEachRow(*statement, what, [&](const Statement &row) -> Result<void> {
       AttemptRow attempt;
-      auto prompt = impl_->readPrompt(*statement, 0);
+      auto prompt = impl_->readPrompt(row, 0);
       if (!prompt)
         return prompt.error();
       attempt.prompt = std::move(*prompt);
       // The first column of each joined table is its key, NULL when the join found no row.
-      if (!statement->isNull(completionFirst)) {
-        auto completion = impl_->readCompletion(*statement, completionFirst);
+      if (!row.isNull(completionFirst)) {
+        auto completion = impl_->readCompletion(row, completionFirst);
         if (!completion)
           return completion.error();
         attempt.completion = std::move(*completion);
       }
-      if (!statement->isNull(candidateFirst)) {
-        auto candidate = impl_->readCandidate(*statement, candidateFirst);
+      if (!row.isNull(candidateFirst)) {
+        auto candidate = impl_->readCandidate(row, candidateFirst);
         if (!candidate)
           return candidate.error();
         attempt.candidate = std::move(*candidate);
       }
-      if (!statement->isNull(resultFirst)) {
-        auto result = impl_->readResult(*statement, resultFirst);
+      if (!row.isNull(resultFirst)) {
+        auto result = impl_->readResult(row, resultFirst);
         if (!result)
           return result.error();
         attempt.result = std::move(*result);
       }
       data.attempts.push_back(std::move(attempt));
-    }
+      return {};
+    });
+    if (!all)
+      return all.error();
   }
   auto present = impl_->hasStreamSegments();
   if (!present)
@@ -911,21 +919,12 @@ Result<RunData> Store::load(int64_t runId) {
         "SELECT {} FROM stream_segments AS s JOIN prompts AS p ON p.id = s.prompt_id WHERE p.run_id = ? "
         "ORDER BY s.prompt_id, s.seq",
         qualify("s", kStreamSegmentColumns));
-    auto statement = impl_->prepare(what, segmentSql, runId);
-    if (!statement)
-      return statement.error();
-    for (;;) {
-      auto row = impl_->step(*statement, what);
-      if (!row)
-        return row.error();
-      if (!*row)
-        break;
-      auto segment = impl_->readStreamSegment(*statement, 0);
-      if (!segment)
-        return segment.error();
-      if (auto owner = byPrompt.find(segment->promptId); owner != byPrompt.end())
-        owner->second->segments.push_back(std::move(*segment));
-    }
+    auto segments = impl_->queryAll(what, &Impl::readStreamSegment, segmentSql, runId);
+    if (!segments)
+      return segments.error();
+    for (StreamSegmentRecord &segment : *segments)
+      if (auto owner = byPrompt.find(segment.promptId); owner != byPrompt.end())
+        owner->second->segments.push_back(std::move(segment));
   }
   if (auto committed = transaction.commit(what); !committed)
     return committed.error();
@@ -1073,22 +1072,7 @@ Result<std::vector<EvalRecord>> Store::evals(size_t limit) {
   std::lock_guard lock(impl_->mutex);
   static const std::string sql = fmt::format("SELECT {} FROM evals ORDER BY id DESC LIMIT ?", kEvalColumns);
   int64_t sqlLimit = limit == 0 ? -1 : static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max()));
-  auto statement = impl_->prepare("listing evals", sql, sqlLimit);
-  if (!statement)
-    return statement.error();
-  std::vector<EvalRecord> records;
-  for (;;) {
-    auto row = impl_->step(*statement, "listing evals");
-    if (!row)
-      return row.error();
-    if (!*row)
-      break;
-    auto record = impl_->readEval(*statement, 0);
-    if (!record)
-      return record.error();
-    records.push_back(std::move(*record));
-  }
-  return records;
+  return impl_->queryAll("listing evals", &Impl::readEval, sql, sqlLimit);
 }
 
 Result<void> Store::linkEvalRun(int64_t evalId, int position, const std::string &task, int64_t runId) {
@@ -1101,21 +1085,8 @@ Result<void> Store::linkEvalRun(int64_t evalId, int position, const std::string 
 
 Result<std::vector<EvalRun>> Store::evalRuns(int64_t evalId) {
   std::lock_guard lock(impl_->mutex);
-  auto statement = impl_->prepare("listing an eval's runs",
-                                  "SELECT position, task, run_id FROM eval_runs WHERE eval_id = ? ORDER BY position",
-                                  evalId);
-  if (!statement)
-    return statement.error();
-  std::vector<EvalRun> runs;
-  for (;;) {
-    auto row = impl_->step(*statement, "listing an eval's runs");
-    if (!row)
-      return row.error();
-    if (!*row)
-      break;
-    runs.push_back({statement->integer(0), statement->text(1), statement->int64(2)});
-  }
-  return runs;
+  return impl_->queryAll("listing an eval's runs", &Impl::readEvalRun,
+                         "SELECT position, task, run_id FROM eval_runs WHERE eval_id = ? ORDER BY position", evalId);
 }
 
 const char *runStatusName(RunStatus status) { return kRunStatusNames[static_cast<size_t>(status)].data(); }
