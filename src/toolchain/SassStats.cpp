@@ -53,8 +53,8 @@ std::optional<std::string> nvdisasmFromPipPackage() {
   return found;
 }
 
-/// Access width in bits from LDG/STG modifiers: .64/.128 are vector widths,
-/// .U8/.S8/.U16/.S16 sub-word; none of them means 32 bits.
+} // namespace
+
 int accessWidthBits(const std::string &opcode) {
   int width = 32;
   size_t start = opcode.find('.');
@@ -73,6 +73,8 @@ int accessWidthBits(const std::string &opcode) {
   }
   return width;
 }
+
+namespace {
 
 bool isTensorCoreOpcode(const std::string &base) {
   // HMMA, HGMMA, IMMA, IGMMA, DMMA, BMMA, QGMMA, UTCHMMA, ...: all end in MMA.

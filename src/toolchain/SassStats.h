@@ -59,4 +59,8 @@ Result<SassStats> sassStatsFromJson(const std::string &nvdisasmJson);
 /// Base opcode of a SASS mnemonic: "LDG.E.128" -> "LDG".
 std::string baseOpcode(const std::string &opcode);
 
+/// Access width in bits of a load or store from its modifiers: .64/.128 are
+/// vectors, .U8/.S8/.U16/.S16 sub-word, none of them 32 ("LDS.128" -> 128).
+int accessWidthBits(const std::string &opcode);
+
 } // namespace ptxforge::toolchain
