@@ -73,6 +73,22 @@ std::optional<std::pair<std::string, int>> hostAndPort(const sockaddr_storage &a
   return std::make_pair(std::string(host), std::atoi(port));
 }
 
+/// Whether descriptor `fd` is a TCP socket whose two ends are the request's.
+bool isConnectionOf(int fd, const httplib::Request &request) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISSOCK(status.st_mode)) return false;
+  sockaddr_storage local{}, peer{};
+  socklen_t localLength = sizeof local, peerLength = sizeof peer;
+  if (::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &localLength) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerLength) != 0)
+    return false;
+  if (local.ss_family != AF_INET && local.ss_family != AF_INET6) return false;
+  auto localEnd = hostAndPort(local, localLength);
+  auto peerEnd = hostAndPort(peer, peerLength);
+  return localEnd && peerEnd && localEnd->second == request.local_port && peerEnd->second == request.remote_port &&
+         localEnd->first == request.local_addr && peerEnd->first == request.remote_addr;
+}
+
 /// The socket of the connection `request` came on, or -1. cpp-httplib 0.11
 /// hands a handler no socket, so it is found among this process's
 /// descriptors by its two ends (the request's local and remote address and
@@ -82,6 +98,10 @@ std::optional<std::pair<std::string, int>> hostAndPort(const sockaddr_storage &a
 /// waits. Only polled, never read: the HTTP library keeps the stream.
 int connectionSocket(const httplib::Request &request) {
   if (request.remote_port <= 0 || request.local_port <= 0) return -1;
+  // A kept-alive connection sends its requests to the same thread: the
+  // socket found for the previous one is tried before the scan.
+  thread_local int lastFound = -1;
+  if (lastFound >= 0 && isConnectionOf(lastFound, request)) return lastFound;
   DIR *directory = ::opendir("/proc/self/fd");
   if (!directory) return -1;
   int found = -1;
@@ -89,23 +109,13 @@ int connectionSocket(const httplib::Request &request) {
     char *end = nullptr;
     const long fd = std::strtol(entry->d_name, &end, 10);
     if (end == entry->d_name || *end != '\0' || fd == ::dirfd(directory)) continue;
-    struct stat status {};
-    if (::fstat(static_cast<int>(fd), &status) != 0 || !S_ISSOCK(status.st_mode)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t localLength = sizeof local, peerLength = sizeof peer;
-    if (::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&local), &localLength) != 0 ||
-        ::getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&peer), &peerLength) != 0)
-      continue;
-    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) continue;
-    auto localEnd = hostAndPort(local, localLength);
-    auto peerEnd = hostAndPort(peer, peerLength);
-    if (localEnd && peerEnd && localEnd->second == request.local_port && peerEnd->second == request.remote_port &&
-        localEnd->first == request.local_addr && peerEnd->first == request.remote_addr) {
+    if (isConnectionOf(static_cast<int>(fd), request)) {
       found = static_cast<int>(fd);
       break;
     }
   }
   ::closedir(directory);
+  lastFound = found;
   return found;
 }
 
