@@ -50,11 +50,15 @@ class Client:
     else $PTXFORGE_SERVE_API_KEY, the variable the service reads its key from);
     timeout: seconds for one HTTP exchange (a check on a busy service can
     take minutes); max_retries / max_retry_wait: how often and, in all, how
-    many seconds a 429 or 503 is retried before it is raised.
+    many seconds a 429 or 503 is retried before it is raised; client: the
+    name this client's checks queue under (the service serves waiting
+    clients in turn; default: its API key, else this machine's address, so
+    that processes on one machine share one turn unless they are named).
     """
 
     def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: float = 600.0, max_retries: int = 8, max_retry_wait: float = 120.0):
+                 timeout: float = 600.0, max_retries: int = 8, max_retry_wait: float = 120.0,
+                 client: Optional[str] = None):
         self.url = (url or os.environ.get("PTXFORGE_URL") or DEFAULT_URL).rstrip("/")
         if api_key is None:
             api_key = os.environ.get("PTXFORGE_API_KEY") or os.environ.get("PTXFORGE_SERVE_API_KEY")
@@ -62,6 +66,14 @@ class Client:
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        self.client = client
+
+    def _named(self, body: Mapping[str, Any]) -> dict:
+        """`body` with this client's name, unless it names one itself."""
+        body = dict(body)
+        if self.client is not None:
+            body.setdefault("client", self.client)
+        return body
 
     # --- HTTP ---------------------------------------------------------------
 
@@ -117,16 +129,16 @@ class Client:
     def check(self, task: str, ptx: Optional[str] = None, answer: Optional[str] = None,
               **options: Any) -> dict:
         """POST /v1/check: the check document of bare PTX or a model's answer."""
-        return self.request("POST", "/v1/check", request_body(task, ptx, answer, options))
+        return self.request("POST", "/v1/check", self._named(request_body(task, ptx, answer, options)))
 
     def check_body(self, body: Mapping[str, Any]) -> dict:
         """POST /v1/check with a body as it is."""
-        return self.request("POST", "/v1/check", dict(body))
+        return self.request("POST", "/v1/check", self._named(body))
 
     def check_batch(self, requests: Iterable[Mapping[str, Any]]) -> list[Union[dict, Error]]:
         """POST /v1/check/batch: in order, each request's check document, or
         the Error that request got (a bad request does not spoil the batch)."""
-        reply = self.request("POST", "/v1/check/batch", {"requests": [dict(r) for r in requests]})
+        reply = self.request("POST", "/v1/check/batch", self._named({"requests": [dict(r) for r in requests]}))
         results = []
         for result in reply.get("results", []):
             if isinstance(result, Mapping) and "error" in result and "verdict" not in result:
@@ -147,7 +159,7 @@ class Client:
 
     def reward_body(self, body: Mapping[str, Any]) -> dict:
         """POST /v1/reward with a body as it is."""
-        return self.request("POST", "/v1/reward", dict(body))
+        return self.request("POST", "/v1/reward", self._named(body))
 
     def map(self, function: str, bodies: Iterable[Mapping[str, Any]], concurrency: int = 8) -> list:
         """check_body or reward_body (by name) over many bodies, `concurrency`

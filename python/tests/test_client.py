@@ -200,7 +200,7 @@ class Stub(BaseHTTPRequestHandler):
         if len(Stub.seen) <= Stub.busy:
             self.reply(429, {"error": {"kind": "io", "code": "queue-full", "message": "busy"}}, {"Retry-After": "1"})
         else:
-            self.reply(200, {"verdict": "correct", "task": body["task"]})
+            self.reply(200, {"verdict": "correct", "task": body.get("task")})
 
     def reply(self, status, document, headers=None):
         payload = json.dumps(document).encode()
@@ -243,6 +243,20 @@ def test_429_retries_are_bounded(stub):
         ptxforge.Client(stub, max_retries=1).check("vector_add", ptx=".version 9.0")
     assert raised.value.status == 429 and raised.value.code == "queue-full"
     assert len(Stub.seen) == 2
+
+
+def test_a_named_client_sends_its_name_with_every_check(stub):
+    Stub.busy = 0
+    named = ptxforge.Client(stub, client="trainer-7")
+    named.check("vector_add", ptx=".version 9.0")
+    named.check_batch([{"task": "vector_add", "ptx": ".version 9.0"}])
+    named.reward_body({"task": "vector_add", "ptx": ".version 9.0", "client": "own-name"})
+    ptxforge.Client(stub).check("vector_add", ptx=".version 9.0")
+    bodies = [body for _, _, body in Stub.seen]
+    assert bodies[0]["client"] == "trainer-7"
+    assert bodies[1]["client"] == "trainer-7" and "client" not in bodies[1]["requests"][0]
+    assert bodies[2]["client"] == "own-name"
+    assert "client" not in bodies[3]
 
 
 def test_unreachable_service_is_an_error():
