@@ -253,6 +253,9 @@ private:
   std::unordered_map<uint64_t, uint32_t> constIndex_;
   std::unordered_map<const ptx::VariableDecl *, uint64_t> sharedOffsets_;
   std::vector<const ptx::VariableDecl *> dynamicShared_;
+  /// Each kernel's static shared memory (the bytes its CTAs need without the
+  /// dynamic part), by name.
+  std::unordered_map<std::string, uint32_t> kernelShared_;
   uint32_t registerCount_ = 0;
   uint32_t sinkSlot_ = kNoSlot;
   // Per function. Labels belong to the `{ }` block that defines them (keyed by
@@ -442,16 +445,33 @@ Result<void> ModuleDecoder::collectShared(const std::vector<ptx::Statement> &bod
 }
 
 Result<void> ModuleDecoder::layoutModuleVariables() {
-  // Shared memory first (module and function scope), then the dynamic part.
+  // Static shared memory is laid out per kernel, as ptxas does: first what
+  // any kernel may touch (module-scope variables, and those of .func
+  // functions, which any kernel may call), then each kernel's own variables
+  // from the same offset, so that two kernels of a module do not need the
+  // sum of their arrays. Then the dynamic part.
   for (const ptx::TopLevel &item : module_.items) {
     if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.space == ptx::StateSpace::Shared) {
       if (Result<void> added = addShared(item.variable); !added) return added;
-    } else if (item.kind == ptx::TopLevel::Kind::Function) {
+    } else if (item.kind == ptx::TopLevel::Kind::Function && !item.function.isEntry) {
       if (Result<void> collected = collectShared(item.function.body); !collected) return collected;
     }
   }
+  const uint32_t common = program_.staticSharedBytes;
+  uint32_t largest = common;
+  for (const ptx::TopLevel &item : module_.items) {
+    if (item.kind != ptx::TopLevel::Kind::Function || !item.function.isEntry) continue;
+    program_.staticSharedBytes = common;
+    if (Result<void> collected = collectShared(item.function.body); !collected) return collected;
+    kernelShared_[item.function.name] = program_.staticSharedBytes;
+    largest = std::max(largest, program_.staticSharedBytes);
+  }
+  program_.staticSharedBytes = largest;
   uint64_t dynamicAlign = 16;
   for (const ptx::VariableDecl *decl : dynamicShared_) dynamicAlign = std::max(dynamicAlign, declAlign(*decl));
+  // One offset for the module's dynamic shared memory (its symbol's address
+  // is decoded once): after the largest kernel's static part.
+  program_.dynamicSharedAlign = static_cast<uint32_t>(dynamicAlign);
   program_.dynamicSharedOffset = static_cast<uint32_t>(alignUp(program_.staticSharedBytes, dynamicAlign));
   for (const ptx::VariableDecl *decl : dynamicShared_) sharedOffsets_[decl] = program_.dynamicSharedOffset;
 
@@ -582,6 +602,8 @@ Result<void> ModuleDecoder::decodeFunction(const ptx::Function &function) {
   if (function.isEntry) {
     kernel.name = function.name;
     kernel.entryPc = info.entryPc;
+    auto shared = kernelShared_.find(function.name);
+    kernel.staticSharedBytes = shared != kernelShared_.end() ? shared->second : program_.staticSharedBytes;
     uint64_t offset = 0;
     for (const ptx::VariableDecl &param : function.params) {
       uint64_t align = std::max<uint64_t>(declAlign(param), 1);

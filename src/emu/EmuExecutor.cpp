@@ -158,7 +158,7 @@ public:
       info.handle = exec::KernelHandle{(module.value << 32) | i};
       info.maxThreadsPerBlock = program.kernels[i].maxThreads ? static_cast<int>(program.kernels[i].maxThreads) : 1024;
       info.registerCount = 0; // the emulator has no register allocator; ptxas's count is in the compile report
-      info.staticSharedBytes = static_cast<int>(program.staticSharedBytes);
+      info.staticSharedBytes = static_cast<int>(program.kernels[i].staticSharedBytes);
       info.localBytes = static_cast<int>(program.localBytes);
       return info;
     }
@@ -208,7 +208,7 @@ public:
     }
     if (config.grid.y > 65535 || config.grid.z > 65535)
       return makeExecError(ExecErrorKind::LaunchError, "grid.y and grid.z are limited to 65535 (CUDA_ERROR_INVALID_VALUE)");
-    uint64_t shared = uint64_t(program.dynamicSharedOffset) + config.dynamicSharedBytes;
+    uint64_t shared = program.sharedBytesOf(desc, config.dynamicSharedBytes);
     if (shared > uint64_t(properties_.maxSharedBytesPerBlockOptin))
       return makeExecError(ExecErrorKind::LaunchError,
                            fmt::format("{} bytes of shared memory exceed the limit of {} (CUDA_ERROR_INVALID_VALUE)",

@@ -550,8 +550,7 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
   cta.ctaid[1] = static_cast<uint32_t>((linearCta / launch.grid.x) % launch.grid.y);
   cta.ctaid[2] = static_cast<uint32_t>(linearCta / (uint64_t(launch.grid.x) * launch.grid.y));
   cta.linear = linearCta;
-  size_t sharedBytes = size_t(program.dynamicSharedOffset) + launch.dynamicSharedBytes;
-  sharedBytes = std::max<size_t>(sharedBytes, program.staticSharedBytes);
+  size_t sharedBytes = static_cast<size_t>(program.sharedBytesOf(kernel, launch.dynamicSharedBytes));
   // The GPU does not clear shared memory: it holds what ran before. Garbage
   // that differs per launch and per CTA makes a kernel that assumes zeros fail.
   host.shared.resize(sharedBytes);

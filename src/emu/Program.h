@@ -9,6 +9,7 @@
 
 #include "emu/Types.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -170,6 +171,9 @@ struct KernelDesc {
   uint32_t maxThreads = 0;  ///< .maxntid / .reqntid product; 0 when absent
   uint32_t reqntid[3] = {0, 0, 0};
   uint32_t registerCount = 0; ///< declared registers (a rough stand-in for ptxas's count)
+  /// Static shared memory of its CTAs: the module's and .func functions'
+  /// .shared variables, then the kernel's own (other kernels' overlap them).
+  uint32_t staticSharedBytes = 0;
   /// .reqnctapercluster (1,1,1 with .explicitcluster alone: the launch would
   /// give the shape, and the emulator's launches have none); 0 without either.
   uint32_t clusterDim[3] = {0, 0, 0};
@@ -195,10 +199,19 @@ struct Program {
   uint32_t specialSlot(Special s) const { return constSlots + static_cast<uint32_t>(s); }
   uint32_t firstRegisterSlot() const { return constSlots + static_cast<uint32_t>(Special::Count); }
 
-  /// Per-CTA shared memory: static variables first; dynamic shared memory
-  /// (`.extern .shared`) starts at dynamicSharedOffset.
+  /// Per-CTA shared memory: static variables first (staticSharedBytes is
+  /// the largest kernel's, KernelDesc::staticSharedBytes each kernel's);
+  /// dynamic shared memory (`.extern .shared`) starts at dynamicSharedOffset.
   uint32_t staticSharedBytes = 0;
   uint32_t dynamicSharedOffset = 0;
+  uint32_t dynamicSharedAlign = 16;
+  /// The shared bytes a CTA of `kernel` has with `dynamicBytes` of dynamic
+  /// shared memory; without any, the kernel's static part (aligned as the
+  /// dynamic part would start).
+  uint64_t sharedBytesOf(const KernelDesc &kernel, uint64_t dynamicBytes) const {
+    uint64_t own = (uint64_t(kernel.staticSharedBytes) + dynamicSharedAlign - 1) / dynamicSharedAlign * dynamicSharedAlign;
+    return dynamicBytes ? std::max<uint64_t>(dynamicSharedOffset + dynamicBytes, kernel.staticSharedBytes) : own;
+  }
   /// Per-thread local memory: .local variables and .func parameter frames.
   uint32_t localBytes = 0;
   /// The .const bank (module .const variables with their initializers).

@@ -538,6 +538,67 @@ TEST_F(EmuTest, LaunchLimitsAreLaunchErrors) {
   EXPECT_FALSE(executor_->loadModule({1, 2, 3}, exec::ModuleFormat::Cubin));
 }
 
+// Static shared memory is laid out per kernel: two kernels of one module
+// that each declare 150000 bytes get 150000 bytes each (after a .func's
+// variable, which any kernel may call), not the sum, which would pass the
+// 227 KB limit of a block and fail the launch.
+TEST_F(EmuTest, StaticSharedMemoryIsPerKernel) {
+  std::string other = R"(
+.func (.param .b32 ret) helper(.param .b32 x)
+{
+  .shared .align 4 .b32 helper_cell;
+  .reg .b32 %h<3>;
+  ld.param.b32 %h1, [x];
+  mov.u32 %h2, helper_cell;
+  add.s32 %h2, %h2, %h1;
+  st.param.b32 [ret], %h2;
+  ret;
+}
+.visible .entry other(.param .u64 out)
+{
+  .shared .align 4 .b8 big_other[150000];
+  .reg .b32 %o<3>;
+  mov.u32 %o1, %tid.x;
+  st.shared.u32 [big_other+149996], %o1;
+  ret;
+}
+)";
+  std::string ptx = kernel(R"(
+  .shared .align 4 .b8 big_k[150000];
+  shl.b32 %r6, %r3, 2;
+  mov.u32 %r7, big_k;
+  add.s32 %r7, %r7, %r6;
+  st.shared.u32 [%r7+149000], %r1;
+  bar.sync 0;
+  ld.shared.u32 %r8, [%r7+149000];
+  {
+    .param .b32 x;
+    .param .b32 y;
+    st.param.b32 [x], %r8;
+    call.uni (y), helper, (x);
+    ld.param.b32 %r9, [y];
+  }
+  mov.u32 %r10, big_k;
+  add.s32 %r9, %r9, %r10;
+  st.global.u32 [%rd1], %r9;
+  ret;)",
+                           other);
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<exec::KernelInfo> k = executor_->getKernel(*module, "k");
+  Result<exec::KernelInfo> second = executor_->getKernel(*module, "other");
+  ASSERT_TRUE(k && second);
+  // Each: the .func's 4-byte variable, then its own 150000 bytes.
+  EXPECT_EQ(k->staticSharedBytes, 4 + 150000);
+  EXPECT_EQ(second->staticSharedBytes, 4 + 150000);
+  Outcome outcome = run(ptx, 2, 64, 128);
+  ASSERT_TRUE(outcome.status) << outcome.status.error().message;
+  EXPECT_TRUE(outcome.findings.empty()) << outcome.findings.front().message;
+  // helper_cell at shared address 0, big_k after it at 4.
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(outcome.out[i], i + 4);
+}
+
 TEST_F(EmuTest, TimingNeedsAGpu) {
   std::string ptx = kernel("  ret;");
   Result<exec::ModuleHandle> module =
