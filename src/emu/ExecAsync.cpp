@@ -537,9 +537,9 @@ void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFenc
 //
 // A box of ceil(boxDim[i] / elementStrides[i]) elements per dimension (the
 // stride of dimension 0 ignored, as the driver documents) starting at the
-// coordinates, packed in shared memory with dimension 0 fastest; its 16-byte
-// chunks are then placed by the swizzle (tensorMapSwizzle) of their shared
-// address. A load fills out-of-bounds elements (zero or the NaN), counts the
+// coordinates, in shared memory with dimension 0 fastest, its rows packed (or
+// one swizzle span apart when narrower than it); its 16-byte chunks are then
+// placed by the swizzle (tensorMapSwizzle) of their shared address. A load fills out-of-bounds elements (zero or the NaN), counts the
 // whole box on the mbarrier; a store writes only the in-bounds elements.
 
 /// The map at generic address `address`, read through memcheck (a kernel
@@ -627,21 +627,42 @@ void execTensorCopy(Warp &w, const Inst &in, LaneMask active) {
     int64_t start[5] = {0, 0, 0, 0, 0};
     for (uint32_t i = 0; i < s.rank; ++i) start[i] = static_cast<int32_t>(w.get(in.src(i), l));
     const uint32_t elementBytes = exec::tensorMapElementBytes(s.dataType);
+    // The H200 raises an illegal instruction for an innermost coordinate
+    // whose byte offset is not a multiple of 16 (measured: a 2D f32 load at
+    // x = 30); the emulator refuses it likewise.
+    if ((start[0] * elementBytes) % 16 != 0) {
+      w.fault(in, l, "memcheck",
+              fmt::format("cp.async.bulk.tensor's innermost coordinate {} is {} bytes into a row, not a multiple of "
+                          "16 (a GPU raises an illegal instruction: CUDA_ERROR_ILLEGAL_INSTRUCTION)",
+                          start[0], start[0] * elementBytes));
+      return;
+    }
     const uint64_t total = exec::tensorMapBoxBytes(s);
     const uint32_t thread = w.index * kWarpSize + l;
     box.assign(total, 0);
+    // A row of the box (dimension 0) narrower than the swizzle span takes the
+    // whole span in shared memory (measured on the H200: a 64-byte row with
+    // the 128-byte swizzle); otherwise rows are packed.
+    const uint32_t rowBytes = exec::tensorMapBoxCount(s, 0) * elementBytes;
+    const uint32_t span = exec::tensorMapSwizzleBytes(s.swizzle);
+    const uint32_t pitch = span && rowBytes < span ? span : rowBytes;
+    const uint64_t footprint = total / rowBytes * pitch;
     const char *what = load ? "cp.async.bulk.tensor destination" : "cp.async.bulk.tensor source";
     uint32_t base = 0;
-    Cta *target = load ? sharedTarget(w, in, l, Space::Shared, addressOf(w, in, l), total, 128, what, base)
-                       : (sharedOffset(w, in, l, Space::Shared, addressOf(w, in, l), total, 128, what, base) ? w.cta
-                                                                                                             : nullptr);
+    Cta *target = load ? sharedTarget(w, in, l, Space::Shared, addressOf(w, in, l), footprint, 128, what, base)
+                       : (sharedOffset(w, in, l, Space::Shared, addressOf(w, in, l), footprint, 128, what, base)
+                              ? w.cta
+                              : nullptr);
     if (!target) return;
     // Where each 16-byte chunk of the box lies in shared memory.
     const exec::TensorMapSwizzle swizzle = s.swizzle;
+    auto place = [&](uint64_t chunk) {
+      return tensorMapSwizzle(base + static_cast<uint32_t>(chunk / rowBytes * pitch + chunk % rowBytes), swizzle);
+    };
     uint32_t low = UINT32_MAX, high = 0;
     const size_t sharedBytes = target->shared->size();
     for (uint64_t chunk = 0; chunk < total; chunk += 16) {
-      uint32_t at = tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle);
+      uint32_t at = place(chunk);
       if (at + 16 > sharedBytes) {
         w.fault(in, l, "memcheck",
                 fmt::format("{}: the swizzled box reaches shared address 0x{:x}, past the CTA's {} bytes", what, at,
@@ -674,9 +695,7 @@ void execTensorCopy(Warp &w, const Inst &in, LaneMask active) {
       }
       Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk.tensor's complete_tx", target);
       if (!b || !asyncProxyWrite(w, in, l, *target, low, high)) return;
-      for (uint64_t chunk = 0; chunk < total; chunk += 16)
-        asyncSharedWrite(w, *target, tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle),
-                         box.data() + chunk, 16);
+      for (uint64_t chunk = 0; chunk < total; chunk += 16) asyncSharedWrite(w, *target, place(chunk), box.data() + chunk, 16);
       AsyncState &targetState = *target->async;
       recordWrite(targetState, AsyncWrite{low, high, barrierOffset, b->phase, in.line, thread});
       ++targetState.changes;
@@ -686,8 +705,7 @@ void execTensorCopy(Warp &w, const Inst &in, LaneMask active) {
     }
     if (!asyncProxyRead(w, in, l, low, high)) return;
     for (uint64_t chunk = 0; chunk < total; chunk += 16)
-      std::memcpy(box.data() + chunk,
-                  w.cta->shared->data() + tensorMapSwizzle(base + static_cast<uint32_t>(chunk), swizzle), 16);
+      std::memcpy(box.data() + chunk, w.cta->shared->data() + place(chunk), 16);
     if (state.reads.size() >= kMaxTrackedCopies) state.reads.erase(state.reads.begin());
     state.reads.push_back(AsyncRead{low, high, state.committedGroups[thread], in.line, thread});
     state.track(low, high);

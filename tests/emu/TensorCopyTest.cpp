@@ -375,14 +375,14 @@ std::string dumpKernel(unsigned rank) {
   mov.u32 %r5, bar;
   mov.u32 %r6, tile;
   add.u32 %r11, %r6, %r1;
-  // Zero the tile first, so that bytes the copy does not write compare too.
+  // Fill the tile with 0xa5 first, so that bytes the copy does not write compare too.
   mov.u32 %r7, %r4;
 ZERO:
   shl.b32 %r8, %r7, 2;
   setp.ge.u32 %p3, %r8, 4096;
   @%p3 bra ZEROED;
   add.u32 %r9, %r6, %r8;
-  st.shared.b32 [%r9], 0;
+  st.shared.b32 [%r9], 0xa5a5a5a5;
   add.u32 %r7, %r7, 128;
   bra ZERO;
 ZEROED:
@@ -401,6 +401,9 @@ WAIT:
   setp.lt.u32 %p3, %r12, 1000000;
   @%p3 bra WAIT;
 WAITED:
+  // out[1024]: whether the mbarrier phase completed (the byte count matched).
+  selp.u32 %r13, 1, 0, %p2;
+  @%p1 st.global.u32 [%rd1+4096], %r13;
   mov.u32 %r7, %r4;
 LOOP:
   shl.b32 %r8, %r7, 2;
@@ -425,7 +428,19 @@ struct DumpCase {
   TensorMapSpec spec;
   uint32_t offset = 0; ///< of the destination past the 1024-byte-aligned tile
   int32_t coords[3] = {0, 0, 0};
+  uint32_t txBytes = 0; ///< the mbarrier's expect_tx; 0: tensorMapBoxBytes
 };
+
+/// The tile as 256 characters, one per 16-byte chunk: '.' untouched (0xa5), '#' written.
+std::string writtenChunks(const std::vector<uint32_t> &words) {
+  std::string out;
+  for (size_t chunk = 0; chunk < 256; ++chunk) {
+    bool touched = false;
+    for (size_t i = 0; i < 4; ++i) touched |= words[chunk * 4 + i] != 0xa5a5a5a5u;
+    out += touched ? '#' : '.';
+  }
+  return out;
+}
 
 /// What one executor makes of a case: the 4096 tile bytes, or the error.
 Result<std::vector<uint32_t>> dump(exec::Executor &executor, const DumpCase &c, const std::vector<uint32_t> &data) {
@@ -436,7 +451,7 @@ Result<std::vector<uint32_t>> dump(exec::Executor &executor, const DumpCase &c, 
   Result<exec::KernelInfo> kernel = executor.getKernel(*module, "k");
   if (!kernel) return kernel.error();
   Result<exec::DeviceBuffer> in = executor.allocateBuffer(data.size() * 4);
-  Result<exec::DeviceBuffer> out = executor.allocateBuffer(4096);
+  Result<exec::DeviceBuffer> out = executor.allocateBuffer(4096 + 4);
   if (!in) return in.error();
   if (!out) return out.error();
   if (Result<void> ok = executor.upload(in->handle(), data); !ok) return ok.error();
@@ -444,12 +459,12 @@ Result<std::vector<uint32_t>> dump(exec::Executor &executor, const DumpCase &c, 
   if (!map) return map.error();
   exec::KernelArgs args;
   args.buffer(out->handle()).raw(map->data(), map->size(), 64).scalar(c.offset);
-  args.scalar(static_cast<uint32_t>(exec::tensorMapBoxBytes(c.spec)));
+  args.scalar(c.txBytes ? c.txBytes : static_cast<uint32_t>(exec::tensorMapBoxBytes(c.spec)));
   for (int32_t coordinate : c.coords) args.scalar(coordinate);
   exec::LaunchConfig config;
   config.block = {128, 1, 1};
   if (Result<void> ran = executor.launch(kernel->handle, config, args.pack()); !ran) return ran.error();
-  return executor.download<uint32_t>(out->handle(), 1024);
+  return executor.download<uint32_t>(out->handle(), 1025);
 }
 
 TEST(TensorCopyOnAGpu, TheEmulatorsBytesAreTheGpus) {
@@ -488,7 +503,11 @@ TEST(TensorCopyOnAGpu, TheEmulatorsBytesAreTheGpus) {
       {"3d 128b", spec(T::U32, 3, {32, 4, 2}, TensorMapSwizzle::B128), 0, {20, 18, 2}},
       {"2d f16 128b", spec(T::F16, 2, {64, 8, 1}, TensorMapSwizzle::B128), 0, {40, 12, 0}},
   };
-  DumpCase nan{"2d f32 NaN fill", spec(T::F32, 2, {32, 8, 1}, TensorMapSwizzle::None), 0, {30, 15, 0}};
+  // Rows narrower than the swizzle span.
+  cases.push_back({"2d 128b, 32-byte rows", spec(T::U32, 2, {8, 16, 1}, TensorMapSwizzle::B128), 0, {4, 1, 0}});
+  cases.push_back({"2d 64b, 32-byte rows", spec(T::U32, 2, {8, 16, 1}, TensorMapSwizzle::B64), 0, {0, 3, 0}});
+  cases.push_back({"2d 32b, 16-byte rows", spec(T::U32, 2, {4, 16, 1}, TensorMapSwizzle::B32), 0, {44, 6, 0}});
+  DumpCase nan{"2d f32 NaN fill", spec(T::F32, 2, {32, 8, 1}, TensorMapSwizzle::None), 0, {32, 15, 0}};
   nan.spec.oobFill = exec::TensorMapOobFill::NanRequestZeroFma;
   cases.push_back(nan);
   DumpCase strided{"3d element strides 1,2,1", spec(T::U32, 3, {16, 8, 2}, TensorMapSwizzle::None), 0, {3, 5, 1}};
@@ -507,8 +526,43 @@ TEST(TensorCopyOnAGpu, TheEmulatorsBytesAreTheGpus) {
       if ((*want)[i] != (*got)[i] && mismatches++ == 0) first = i;
     EXPECT_EQ(mismatches, 0u) << c.name << ": " << mismatches << " words differ, the first at byte " << first * 4
                               << ": GPU 0x" << std::hex << (*want)[first] << ", emulator 0x" << (*got)[first];
-    std::printf("%-40s %s\n", c.name, mismatches ? "DIFFERS" : "same bytes");
+    std::printf("%-40s %s (GPU phase completed: %u)\n  GPU  %s\n  emu  %s\n", c.name,
+                mismatches ? "DIFFERS" : "same bytes", (*want)[1024], writtenChunks(*want).c_str(),
+                writtenChunks(*got).c_str());
   }
+  // What the GPU counts on the mbarrier for rows narrower than the span:
+  // the box's bytes, or the span-padded footprint.
+  DumpCase padded{"2d 128b, 64-byte rows, tx = padded", spec(T::U32, 2, {16, 16, 1}, TensorMapSwizzle::B128), 0,
+                  {4, 2, 0}, 2048};
+  Result<std::vector<uint32_t>> probe = dump(**gpu, padded, data);
+  ASSERT_TRUE(probe) << probe.error().message;
+  std::printf("%-40s GPU phase completed: %u (the emulator counts %llu bytes)\n", padded.name, (*probe)[1024],
+              static_cast<unsigned long long>(exec::tensorMapBoxBytes(padded.spec)));
+  EXPECT_EQ((*probe)[1024], 0u) << "the GPU counts the padding on the mbarrier; the emulator does not";
+}
+
+// Last, in a process of its own (it kills the GPU context): an innermost
+// coordinate that is not 16 bytes into a row.
+TEST(TensorCopyOnAGpu, AMisalignedInnermostCoordinateFailsOnBoth) {
+  Result<std::unique_ptr<exec::Executor>> gpu = exec::createGpuExecutor();
+  if (!gpu) GTEST_SKIP() << "needs a GPU: " << gpu.error().message;
+  if ((*gpu)->properties().smMajor < 9) GTEST_SKIP() << "needs sm_90 or newer for cp.async.bulk.tensor";
+  std::unique_ptr<exec::Executor> emu = createEmuExecutor();
+  std::vector<uint32_t> data(48 * 20 * 3, 7);
+  TensorMapSpec s;
+  s.dataType = exec::TensorMapDataType::F32;
+  s.rank = 2;
+  s.globalDim = {48, 20, 0, 0, 0};
+  s.globalStrides = {48 * 4, 0, 0, 0};
+  s.boxDim = {32, 8, 0, 0, 0};
+  DumpCase c{"2d f32 at x = 30", s, 0, {30, 4, 0}};
+  Result<std::vector<uint32_t>> got = dump(*emu, c, data);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().message.find("not a multiple of 16"), std::string::npos) << got.error().message;
+  Result<std::vector<uint32_t>> want = dump(**gpu, c, data);
+  ASSERT_FALSE(want);
+  std::printf("GPU: %s\n", want.error().message.c_str());
+  EXPECT_NE(want.error().message.find("CUDA_ERROR_ILLEGAL_INSTRUCTION"), std::string::npos) << want.error().message;
 }
 
 TEST(TensorCopyOnAGpu, AClippedStoreWritesWhatTheGpuWrites) {
