@@ -253,6 +253,29 @@ TEST_F(TensorCopyTest, NegativeCoordinatesAndTheNanFill) {
     }
 }
 
+TEST_F(TensorCopyTest, ARowNarrowerThanTheSwizzleSpanTakesTheWholeSpan) {
+  // 64-byte rows (16 x 4 bytes) under the 128-byte swizzle: one row per 128 bytes, as on the H200.
+  exec::DeviceBuffer in = matrix(40, 20);
+  Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec2d(40, 20, 16, 8, TensorMapSwizzle::B128));
+  ASSERT_TRUE(map) << map.error().message;
+  Ran ran = load(*map, 4, 2, 512); // the box's bytes; the tile's first 512 hold rows 0-3
+  ASSERT_TRUE(ran.status) << ran.status.error().message;
+  for (uint32_t r = 0; r < 4; ++r)
+    for (uint32_t c = 0; c < 16; ++c)
+      EXPECT_EQ(ran.out[r * 32 + kSwizzle128[r][c / 4] * 4 + c % 4], (2 + r) * 1000 + 4 + c) << r << "," << c;
+}
+
+TEST_F(TensorCopyTest, AnInnermostCoordinateOffTheSixteenByteGridIsRefused) {
+  exec::DeviceBuffer in = matrix(40, 20);
+  Result<exec::TensorMapBytes> map = executor_->encodeTensorMap(in.handle(), 0, spec2d(40, 20, 32, 8, TensorMapSwizzle::None));
+  ASSERT_TRUE(map);
+  Ran ran = load(*map, 2, 0, 1024);
+  ASSERT_FALSE(ran.status);
+  EXPECT_NE(ran.status.error().message.find("innermost coordinate 2 is 8 bytes into a row, not a multiple of 16"),
+            std::string::npos)
+      << ran.status.error().message;
+}
+
 TEST_F(TensorCopyTest, AStoreWritesOnlyTheBoxInsideTheTensor) {
   exec::DeviceBuffer in = matrix(40, 20);
   Result<exec::DeviceBuffer> out = executor_->allocateBuffer(24 * 36 * 4);
