@@ -113,13 +113,25 @@ std::vector<Attempt> decodeAttempts(const store::RunData &data) {
   return attempts;
 }
 
+/// The best's speedup; with nothing timed, its estimate and what ranked it
+/// (solve's summary.best: estimated_speedup and ranked_by), marked as an estimate.
+std::string bestSpeedupText(const json *best) {
+  std::optional<double> speedup = numberOf(member(best, "speedup"));
+  if (speedup) return formatSpeedup(speedup);
+  std::optional<double> estimate = numberOf(member(best, "estimated_speedup"));
+  if (!estimate || !std::isfinite(*estimate)) return formatSpeedup(std::nullopt);
+  const json *rankedBy = member(best, "ranked_by");
+  const bool byEstimate = rankedBy && rankedBy->is_string() && rankedBy->get<std::string>() == "estimate";
+  return fmt::format("~{:.2f}x (not timed: the emulator profile's estimate, an estimate, not a measurement{})",
+                     *estimate, byEstimate ? "; ranked by it" : "");
+}
+
 std::string bestText(const json &summary) {
   const json *best = member(summary, "best");
   if (best == nullptr || !best->is_object()) return kNa;
-  const json *speedup = member(best, "speedup");
   return fmt::format("candidate #{} (round {}, slot {}): {}, {}", countText(member(best, "candidate_id")),
                      countText(member(best, "round")), countText(member(best, "slot")),
-                     textOf(member(best, "verdict")), formatSpeedup(numberOf(speedup)));
+                     textOf(member(best, "verdict")), bestSpeedupText(best));
 }
 
 void addRunFields(ReportModel &model, const store::RunData &data) {
@@ -396,6 +408,13 @@ const verify::BenchmarkReport *timedBenchmark(const std::vector<verify::Benchmar
 
 std::string countText(std::optional<int> count) { return count ? std::to_string(*count) : kNa; }
 
+/// Untimed: summary.best's estimate when it is this candidate, else n/a.
+std::string bestEstimateText(const store::RunData &data, int64_t candidateId) {
+  const json *best = member(data.run.summary, "best");
+  if (integerOf(member(best, "candidate_id")) != std::optional<int64_t>(candidateId)) return formatSpeedup(std::nullopt);
+  return bestSpeedupText(best);
+}
+
 void addBest(ReportModel &model, const store::RunData &data, const std::vector<Attempt> &attempts) {
   const Attempt *found = findBest(data, attempts);
   if (found == nullptr || !found->row->candidate) {
@@ -419,7 +438,7 @@ void addBest(ReportModel &model, const store::RunData &data, const std::vector<A
   std::string compiler = check && check->compile ? check->compile->toolVersion : "";
   best.facts = {
       {"verdict", record ? orNa(record->verdict) : pendingVerdict(attempt)},
-      {"speedup over nvcc", formatSpeedup(speedup)},
+      {"speedup over nvcc", speedup ? formatSpeedup(speedup) : bestEstimateText(data, candidate.id)},
       {"stage reached", record ? orNa(record->stage) : kNa},
       {"summary", record ? orNa(oneLine(record->summary, 4 * kSummaryLimit)) : kNa},
       {"prompt", fmt::format("{}, tendency {}, temperature {}", orNa(attempt.prompt.kind),

@@ -581,6 +581,22 @@ TEST(Report, EmulatorRunHasNoTimings) {
   EXPECT_EQ(html.find("<th class=\"num\">speedup</th>"), std::string::npos);
   // The best kernel is still shown: correct, untimed.
   EXPECT_NE(md.find("| speedup over nvcc | n/a |"), std::string::npos) << md;
+  // With the emulator profile's estimate in summary.best (solve ranks untimed
+  // candidates by it), the report shows it, labelled as an estimate.
+  RunData estimated = data;
+  estimated.run.summary = {{"best",
+                            {{"candidate_id", 2}, {"round", 2}, {"slot", 0}, {"speedup", nullptr},
+                             {"estimated_speedup", 1.25}, {"ranked_by", "estimate"}, {"verdict", "correct"}}}};
+  const std::string label =
+      "\\~1.25x (not timed: the emulator profile's estimate, an estimate, not a measurement; ranked by it)";
+  const std::string estimatedMd = markdownReport(estimated);
+  EXPECT_NE(estimatedMd.find("| speedup over nvcc | " + label + " |"), std::string::npos) << estimatedMd;
+  EXPECT_NE(estimatedMd.find("| best | candidate #2 (round 2, slot 0): correct, " + label + " |"), std::string::npos)
+      << estimatedMd;
+  // Without an estimate (no profile), still n/a.
+  estimated.run.summary["best"]["estimated_speedup"] = nullptr;
+  estimated.run.summary["best"]["ranked_by"] = "order";
+  EXPECT_NE(markdownReport(estimated).find("| speedup over nvcc | n/a |"), std::string::npos);
   // On a GPU where nothing correct was timed, another reason.
   RunData gpu = data;
   gpu.run.provenance["executor"] = "gpu";
@@ -605,6 +621,10 @@ TEST(ReportGolden, EmulatorRun) {
     data.attempts.push_back(completed(round, 0, round, ".version 8.0"));
     setResult(data.attempts.back(), "correct", std::nullopt);
   }
+  // As solve records it with nothing timed: the best by the emulator profile's estimate.
+  data.run.summary = {{"best",
+                       {{"candidate_id", 2}, {"round", 2}, {"slot", 0}, {"speedup", nullptr},
+                        {"estimated_speedup", 1.1}, {"ranked_by", "estimate"}, {"verdict", "correct"}}}};
   golden::expectGolden("run-emu.md", markdownReport(data));
   golden::expectGolden("run-emu.html", htmlReport(data));
 }
