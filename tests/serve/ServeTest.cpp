@@ -438,7 +438,7 @@ TEST(ServeHttpTest, EachClientHasItsShareOfTheQueueAndTheQueueItsBound) {
   EXPECT_EQ(health["client_queue_capacity"], 2);
   EXPECT_EQ(health["queue_clients"], 2);
 
-  EXPECT_EQ(blocker.get()["verdict"], "timeout");
+  blocker.get(); // its verdict is AFullQueueAnswers429AndAStaleJobAnswers504's business
   EXPECT_EQ(a1.get(), 200);
   EXPECT_EQ(a2.get(), 200);
   EXPECT_EQ(b1.get(), 200);
