@@ -273,6 +273,7 @@ public:
     toolchain::CompileOptions compileOptions;
     compileOptions.arch = options_.arch;
     compileOptions.entryName = ctx_.task.kernel;
+    compileOptions.backend = toolchain::gateCompilerBackend();
     Result<toolchain::CompileResult> compiled = toolchain::compilePtx(referencePtx_, compileOptions);
     referenceSummary = nlohmann::json::object();
     if (compiled && compiled->ok) {
@@ -718,6 +719,7 @@ private:
       toolchain::CompileOptions compileOptions;
       compileOptions.arch = options_.arch;
       compileOptions.entryName = ctx_.task.kernel;
+      compileOptions.backend = toolchain::gateCompilerBackend();
       if (Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.ptx, compileOptions)) {
         if (compiled->ok)
           if (Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin)) {

@@ -217,7 +217,7 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   std::string backend = options.backend;
   if (backend.empty())
     if (const char *env = std::getenv("PTXFORGE_REFERENCE_BACKEND")) backend = env;
-  if (backend.empty()) backend = "nvjitlink";
+  if (backend.empty()) backend = toolchain::backendName(toolchain::gateCompilerBackend());
   if (backend != "nvjitlink" && backend != "ptxas")
     return makeError(ErrorKind::InvalidInput, "reference backend '" + backend + "': nvjitlink or ptxas");
   if (backend != "nvjitlink") mix("backend=" + backend); // the nvJitLink entries keep their keys

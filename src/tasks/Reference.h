@@ -34,7 +34,7 @@ struct ReferenceOptions {
   /// gate's compiler, as for candidates: relocatable code, as `ptxas -c`) or
   /// "ptxas" (a whole-program compile, what `nvcc -O3` builds; registers may
   /// differ, docs/register-counts.md). Empty: $PTXFORGE_REFERENCE_BACKEND,
-  /// else nvjitlink.
+  /// else the gate's compiler (toolchain::gateCompilerBackend()).
   std::string backend;
 };
 

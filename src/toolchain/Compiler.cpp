@@ -26,6 +26,11 @@
 
 namespace ptxforge::toolchain {
 
+CompileOptions::Backend gateCompilerBackend() {
+  const char *env = std::getenv("PTXFORGE_GATE_COMPILER");
+  return env && std::string_view(env) == "ptxas" ? CompileOptions::Backend::Ptxas : CompileOptions::Backend::NvJitLink;
+}
+
 const char *backendName(CompileOptions::Backend backend) {
   switch (backend) {
   case CompileOptions::Backend::NvJitLink:

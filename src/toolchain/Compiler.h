@@ -85,6 +85,13 @@ std::optional<ptx::Diagnostic> checkInputLimits(std::string_view ptx, const Comp
 /// Name of a backend as reported in results ("nvjitlink", "ptxas").
 const char *backendName(CompileOptions::Backend backend);
 
+/// The backend the verification gate compiles candidates and references with:
+/// $PTXFORGE_GATE_COMPILER ("nvjitlink", the default, or "ptxas"). nvJitLink
+/// compiles PTX as relocatable code (as `ptxas -c`); ptxas builds a whole
+/// program, what `nvcc -O3` and the driver's JIT produce, and on some tasks
+/// that code is faster (docs/register-counts.md). An unknown value is nvjitlink.
+CompileOptions::Backend gateCompilerBackend();
+
 /// The kernel's register count from the backend a compile did not use, and
 /// why it differs (docs/register-counts.md). nvJitLink builds the cubin the
 /// gate loads and runs; `ptxas` on its own may allocate differently.

@@ -1651,12 +1651,15 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   // 2. Compile (once: a caller that compiled already hands the result over).
   result.stage = Stage::Compile;
   start = Clock::now();
-  if (candidate.compiled && candidate.compiled->arch == result.arch) {
+  const toolchain::CompileOptions::Backend backend = toolchain::gateCompilerBackend();
+  if (candidate.compiled && candidate.compiled->arch == result.arch &&
+      candidate.compiled->backend == toolchain::backendName(backend)) {
     result.compile = *candidate.compiled;
   } else {
     toolchain::CompileOptions compileOptions;
     compileOptions.arch = result.arch;
     compileOptions.entryName = task.kernel;
+    compileOptions.backend = backend;
     Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.text, compileOptions);
     if (!compiled) return compiled.error();
     result.compile = std::move(*compiled);
