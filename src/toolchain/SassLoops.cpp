@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cctype>
 #include <set>
 
@@ -421,6 +422,109 @@ HotLoopDiff diffHotLoops(const SassLoop &candidate, const SassLoop &reference, i
     ++k;
   }
   return diff;
+}
+
+namespace {
+
+std::string widthsText(const std::map<int, int> &widths) {
+  std::string out;
+  for (const auto &[bits, n] : widths) out += (out.empty() ? "" : " ") + std::to_string(n) + "x" + std::to_string(bits) + "b";
+  return out;
+}
+
+nlohmann::json widthsJson(const std::map<int, int> &widths) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto &[bits, n] : widths) out[std::to_string(bits)] = n;
+  return out;
+}
+
+} // namespace
+
+std::string describeMix(const SassMix &mix) {
+  std::string out = std::to_string(mix.instructions) + " instructions: " + std::to_string(mix.tensorCoreOps) +
+                    " tensor-core (MMA), " + std::to_string(mix.ffma) + " FFMA, " + std::to_string(mix.imad) + " IMAD";
+  auto memory = [&](const char *name, int n, const std::map<int, int> *widths) {
+    if (n == 0) return;
+    out += ", " + std::to_string(n) + " " + name;
+    if (widths && !widths->empty()) out += " (" + widthsText(*widths) + ")";
+  };
+  memory("LDG", mix.ldg, &mix.ldgWidths);
+  memory("LDGSTS (cp.async)", mix.ldgsts, nullptr);
+  memory("TMA/bulk copies", mix.bulkCopies, nullptr);
+  memory("LDS", mix.lds, &mix.ldsWidths);
+  memory("LDSM (ldmatrix)", mix.ldsm, nullptr);
+  memory("STS", mix.sts, &mix.stsWidths);
+  memory("STG", mix.stg, &mix.stgWidths);
+  memory("BAR instructions", mix.barInstructions, nullptr);
+  if (std::optional<double> ratio = mix.mathPerSharedLoad()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", *ratio);
+    out += std::string("; ") + text + " MMA+FFMA per shared load";
+  }
+  return out;
+}
+
+std::string topOpcodes(const SassMix &mix, size_t top) {
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto &[op, n] : mix.opcodes) sorted.emplace_back(-n, op);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (size_t i = 0; i < sorted.size() && i < top; ++i)
+    out += (out.empty() ? "" : ", ") + sorted[i].second + " " + std::to_string(-sorted[i].first);
+  return out;
+}
+
+nlohmann::json toJson(const SassMix &mix) {
+  std::optional<double> ratio = mix.mathPerSharedLoad();
+  return {{"instructions", mix.instructions},
+          {"opcodes", mix.opcodes},
+          {"tensor_core_ops", mix.tensorCoreOps},
+          {"ffma", mix.ffma},
+          {"imad", mix.imad},
+          {"ldg", mix.ldg},
+          {"stg", mix.stg},
+          {"lds", mix.lds},
+          {"sts", mix.sts},
+          {"ldsm", mix.ldsm},
+          {"ldgsts", mix.ldgsts},
+          {"bulk_copies", mix.bulkCopies},
+          {"bar_instructions", mix.barInstructions},
+          {"ldg_widths", widthsJson(mix.ldgWidths)},
+          {"stg_widths", widthsJson(mix.stgWidths)},
+          {"lds_widths", widthsJson(mix.ldsWidths)},
+          {"sts_widths", widthsJson(mix.stsWidths)},
+          {"math_per_shared_load", ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json toJson(const FunctionLoops &f, bool listing) {
+  nlohmann::json loops = nlohmann::json::array();
+  for (const SassLoop &loop : f.loops)
+    loops.push_back({{"header", loop.header},
+                     {"first", loop.first},
+                     {"last", loop.last},
+                     {"depth", loop.depth},
+                     {"parent", loop.parent < 0 ? nlohmann::json(nullptr) : nlohmann::json(loop.parent)},
+                     {"innermost", loop.innermost},
+                     {"wait_loop", loop.waitLoop},
+                     {"instructions", loop.mix.instructions}});
+  nlohmann::json out = {{"function", f.function},   {"instructions", f.instructions}, {"blocks", f.blocks},
+                        {"loops", std::move(loops)}, {"note", f.note},                {"hot_loop", nullptr}};
+  if (f.hot) {
+    const SassLoop &hot = f.loops[static_cast<size_t>(*f.hot)];
+    nlohmann::json h = {{"index", *f.hot}, {"first", hot.first}, {"last", hot.last}, {"depth", hot.depth},
+                        {"mix", toJson(hot.mix)}};
+    if (listing) h["listing"] = hot.listing;
+    out["hot_loop"] = std::move(h);
+  }
+  return out;
+}
+
+nlohmann::json toJson(const HotLoopDiff &diff) {
+  nlohmann::json opcodes = nlohmann::json::object();
+  for (const auto &[op, counts] : diff.opcodes) opcodes[op] = {{"candidate", counts.first}, {"reference", counts.second}};
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto &[left, right] : diff.aligned) rows.push_back({left, right});
+  return {{"opcodes", std::move(opcodes)}, {"alike", diff.alike}, {"aligned", std::move(rows)}};
 }
 
 } // namespace ptxforge::toolchain

@@ -6,6 +6,8 @@
 
 #include "toolchain/SassStats.h"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -75,5 +77,16 @@ HotLoopDiff diffHotLoops(const SassLoop &candidate, const SassLoop &reference, i
 
 /// The entry's function in `loops`: `name` when found, else the one with the most instructions.
 const FunctionLoops *pickFunction(const std::vector<FunctionLoops> &loops, const std::string &name);
+
+/// One line of the mix: "405 instructions: 32 HMMA, 0 FFMA, 12 LDSM, ..."
+/// (only the figures that are not zero after the first few).
+std::string describeMix(const SassMix &mix);
+/// "HMMA 32, IMAD 40, ..." of the `top` most frequent opcodes.
+std::string topOpcodes(const SassMix &mix, size_t top = 8);
+
+nlohmann::json toJson(const SassMix &mix);
+/// The loops of one function; with `listing`, the hot loop's instructions too.
+nlohmann::json toJson(const FunctionLoops &loops, bool listing = false);
+nlohmann::json toJson(const HotLoopDiff &diff);
 
 } // namespace ptxforge::toolchain

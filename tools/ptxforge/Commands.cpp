@@ -13,7 +13,10 @@
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
 #include "toolchain/Occupancy.h"
+#include "toolchain/SassLoops.h"
 #include "toolchain/SassStats.h"
+#include "tasks/Reference.h"
+#include "GateOptions.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,6 +63,8 @@ struct FileCli {
   bool noLint = false;
   bool noSass = false;
   bool noWarnings = false;
+  std::string task;                  ///< compile: nvcc's build of this task's reference beside the candidate
+  std::vector<std::string> tasksDirs; ///< compile --task: extra task folders
 };
 
 /// One line per kernel resource figure, the way `ptxas -v` people read them.
@@ -72,7 +77,8 @@ std::string formatCompileSummary(const toolchain::CompileResult &result) {
     out += usage.registers >= 0 ? fmt::format("{} registers", usage.registers) : std::string("registers not reported");
     out += fmt::format(", {} B stack, {} B spill stores, {} B spill loads, {} B shared, {} B local", usage.stackFrameBytes,
                        usage.spillStoreBytes, usage.spillLoadBytes, usage.sharedBytes, usage.localBytes);
-    if (usage.barriers) out += fmt::format(", {} barriers", usage.barriers);
+    // Named barriers the kernel uses (a resource); the SASS line counts BAR instructions.
+    if (usage.barriers) out += fmt::format(", {} named barrier{}", usage.barriers, usage.barriers == 1 ? "" : "s");
     out += "\n";
   }
   if (const std::optional<toolchain::OtherBackendRegisters> &other = result.otherBackend; other && other->differs)
@@ -84,8 +90,9 @@ std::string formatCompileSummary(const toolchain::CompileResult &result) {
 
 std::string formatSassSummary(const toolchain::SassStats &stats) {
   const toolchain::SassCounts &total = stats.total;
-  std::string out = fmt::format("sass: {} instructions, {} FFMA / {} FMUL / {} FADD, {} tensor-core ops, {} barriers, "
-                                "{} LDL / {} STL\n",
+  // "BAR instructions", not "barriers": the resource line above counts the named barriers the kernel uses.
+  std::string out = fmt::format("sass (whole cubin): {} instructions, {} FFMA / {} FMUL / {} FADD, {} tensor-core ops, "
+                                "{} BAR instructions, {} LDL / {} STL\n",
                                 total.instructions, total.ffma, total.fmul, total.fadd, total.tensorCoreOps,
                                 total.barriers, total.spillLoads, total.spillStores);
   auto widths = [](const std::map<int, int> &histogram) {
@@ -101,6 +108,62 @@ std::string formatSassSummary(const toolchain::SassStats &stats) {
   out += "  top opcodes:";
   for (size_t i = 0; i < top.size() && i < 10; ++i) out += fmt::format(" {} {}", top[i].second, -top[i].first);
   return out + "\n";
+}
+
+/// The loops of `kernel` in the SASS and its hot loop's mix, or nullopt with `why`.
+struct KernelLoops {
+  toolchain::FunctionLoops loops;
+  std::string why; ///< when the loops are unavailable
+};
+
+KernelLoops kernelLoops(const toolchain::SassStats &stats, const std::string &kernel) {
+  KernelLoops out;
+  Result<std::vector<toolchain::FunctionLoops>> loops = toolchain::sassLoops(stats);
+  if (!loops) {
+    out.why = loops.error().message;
+    return out;
+  }
+  const toolchain::FunctionLoops *function = toolchain::pickFunction(*loops, kernel);
+  if (!function) {
+    out.why = "no function in the SASS";
+    return out;
+  }
+  out.loops = *function;
+  return out;
+}
+
+std::string formatLoops(const KernelLoops &k) {
+  if (!k.why.empty()) return "  loops: unavailable (" + k.why + ")\n";
+  const toolchain::FunctionLoops &f = k.loops;
+  int depth = 0, waits = 0;
+  for (const toolchain::SassLoop &loop : f.loops) {
+    depth = std::max(depth, loop.depth);
+    waits += loop.waitLoop ? 1 : 0;
+  }
+  std::string out = fmt::format("  loops of {}: {} in {} basic blocks, nesting depth {}{}\n", f.function,
+                                f.loops.size(), f.blocks, depth,
+                                waits ? fmt::format(" ({} of them mbarrier wait loops)", waits) : std::string());
+  if (!f.note.empty()) out += "  note: " + f.note + "\n";
+  if (!f.hot) return out + "  hot loop: none (straight-line code)\n";
+  const toolchain::SassLoop &hot = f.loops[static_cast<size_t>(*f.hot)];
+  out += fmt::format("  hot loop (innermost, depth {}, instructions {}-{}): {}\n", hot.depth, hot.first, hot.last,
+                     toolchain::describeMix(hot.mix));
+  out += "    top opcodes: " + toolchain::topOpcodes(hot.mix) + "\n";
+  return out;
+}
+
+std::string formatLoopDiff(const toolchain::HotLoopDiff &diff) {
+  std::string out = "hot loop, candidate vs reference (opcode: candidate / reference):";
+  if (diff.opcodes.empty()) out += " the same opcode counts";
+  for (const auto &[op, counts] : diff.opcodes) out += fmt::format(" {} {}/{}", op, counts.first, counts.second);
+  out += fmt::format("\n  aligned by opcode ({} alike):\n", diff.alike);
+  size_t width = 10;
+  for (const auto &[left, right] : diff.aligned) width = std::max(width, std::min<size_t>(left.size(), 48));
+  for (const auto &[left, right] : diff.aligned) {
+    std::string l = left.size() > 48 ? left.substr(0, 45) + "..." : left;
+    out += fmt::format("    {:<{}} | {}\n", l.empty() ? "-" : l, width, right.empty() ? "-" : right);
+  }
+  return out;
 }
 
 std::vector<ptx::Diagnostic> withoutWarnings(std::vector<ptx::Diagnostic> diagnostics, bool drop) {
@@ -268,6 +331,57 @@ nlohmann::json directiveOccupancyJson(const std::optional<DirectiveOccupancy> &o
           {"sm_count", x.smCount}};
 }
 
+nlohmann::json loopsJson(const KernelLoops &k) {
+  if (!k.why.empty()) return nlohmann::json{{"available", false}, {"reason", k.why}};
+  return toolchain::toJson(k.loops);
+}
+
+/// The task's reference compiled as a candidate would be (same arch, options and backend).
+struct ReferenceSide {
+  toolchain::CompileResult compile;
+  std::optional<toolchain::SassStats> sass;
+  std::string sassUnavailable;
+  std::optional<KernelLoops> loops;
+};
+
+Result<ReferenceSide> referenceSide(const FileCli &cli, bool withSass) {
+  Result<tasks::Suite> suite = loadSuite(cli.tasksDirs);
+  if (!suite) return suite.error();
+  Result<const tasks::TaskSpec *> task = findTask(*suite, cli.task);
+  if (!task) return task.error();
+  Result<tasks::CompiledReference> built = tasks::compileReference(**task, cli.arch);
+  if (!built) return makeError(built.error().kind, "the task's reference: " + built.error().message);
+  toolchain::CompileOptions options = compileOptionsFrom(cli);
+  options.entryName = (*task)->kernel;
+  Result<toolchain::CompileResult> compiled = toolchain::compilePtx(built->ptx, options);
+  if (!compiled) return compiled.error();
+  if (!compiled->ok)
+    return makeError(ErrorKind::Compile, "the task's reference did not compile: " + compiled->errorLog);
+  ReferenceSide side;
+  side.compile = std::move(*compiled);
+  side.sassUnavailable = withSass ? "" : "disabled by --no-sass";
+  if (withSass) {
+    Result<toolchain::SassStats> stats = toolchain::sassStats(side.compile.cubin);
+    if (stats) {
+      side.sass = std::move(*stats);
+      side.loops = kernelLoops(*side.sass, side.compile.kernelName);
+    } else {
+      side.sassUnavailable = render(stats.error());
+    }
+  }
+  return side;
+}
+
+nlohmann::json referenceJson(const ReferenceSide &side) {
+  nlohmann::json out = {{"backend", side.compile.backend},
+                        {"kernel", side.compile.kernelName},
+                        {"resources", toolchain::toJson(side.compile.resources)}};
+  out["sass"] = side.sass ? toolchain::toJson(*side.sass)
+                          : nlohmann::json{{"available", false}, {"reason", side.sassUnavailable}};
+  if (side.sass) out["sass"]["loops"] = loopsJson(*side.loops);
+  return out;
+}
+
 int runCompile(const FileCli &cli) {
   Result<Input> input = readInput(cli.input);
   if (!input) return fail(cli.format, input.error());
@@ -301,21 +415,48 @@ int runCompile(const FileCli &cli) {
     else
       sassUnavailable = render(stats.error());
   }
+  std::optional<KernelLoops> loops;
+  if (sass) loops = kernelLoops(*sass, result.kernelName);
+  // --task: nvcc's build of the task's reference (NVRTC's PTX, the same backend), side by side.
+  std::optional<ReferenceSide> reference;
+  if (!cli.task.empty() && result.ok) {
+    Result<ReferenceSide> built = referenceSide(cli, !cli.noSass);
+    if (!built) return fail(cli.format, built.error(), kExitUsage, {{"file", input->name}, {"task", cli.task}});
+    reference = std::move(*built);
+  }
+  std::optional<toolchain::HotLoopDiff> diff;
+  if (loops && loops->loops.hot && reference && reference->loops && reference->loops->loops.hot)
+    diff = toolchain::diffHotLoops(loops->loops.loops[static_cast<size_t>(*loops->loops.hot)],
+                                   reference->loops->loops.loops[static_cast<size_t>(*reference->loops->loops.hot)]);
   if (cli.format == "json") {
     nlohmann::json out = toolchain::toJson(result);
     out["file"] = input->name;
     out["stage"] = "compile";
     out["diagnostics"] = toolchain::toJson(diagnostics);
     out["sass"] = sass ? toolchain::toJson(*sass) : nlohmann::json{{"available", false}, {"reason", sassUnavailable}};
+    if (sass) out["sass"]["loops"] = loopsJson(*loops);
     out["occupancy"] = directiveOccupancyJson(occupancy);
+    if (!cli.task.empty()) {
+      out["reference"] = reference ? referenceJson(*reference) : nlohmann::json(nullptr);
+      out["hot_loop_diff"] = diff ? toolchain::toJson(*diff) : nlohmann::json(nullptr);
+    }
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << ptx::formatDiagnosticsText(diagnostics, input->name, input->text) << formatCompileSummary(result);
     if (occupancy) std::cout << formatDirectiveOccupancy(*occupancy);
     if (sass)
-      std::cout << formatSassSummary(*sass);
+      std::cout << formatSassSummary(*sass) << formatLoops(*loops);
     else if (result.ok)
       std::cout << "sass: unavailable (" << sassUnavailable << ")\n";
+    if (reference) {
+      std::cout << "\nreference of " << cli.task << " (NVRTC's PTX of reference.cu, " << reference->compile.backend
+                << "):\n" << formatCompileSummary(reference->compile);
+      if (reference->sass)
+        std::cout << formatSassSummary(*reference->sass) << formatLoops(*reference->loops);
+      else
+        std::cout << "sass: unavailable (" << reference->sassUnavailable << ")\n";
+      if (diff) std::cout << "\n" << formatLoopDiff(*diff);
+    }
   }
   return result.ok ? kExitOk : kExitErrors;
 }
@@ -381,6 +522,10 @@ void registerCommands(CLI::App &app, int &exitCode) {
       ->capture_default_str();
   compile->add_flag("--no-lint", c.noLint, "Compile even when the lint finds errors");
   compile->add_flag("--no-sass", c.noSass, "Skip SASS statistics (nvdisasm)");
+  compile->add_option("--task", c.task,
+                      "Compile this task's reference too (NVRTC's PTX, same arch and backend) and show its resources, "
+                      "SASS loops and hot loop beside the candidate's, with a diff of the two hot loops");
+  compile->add_option("--tasks-dir", c.tasksDirs, "Extra task folders for --task (also $PTXFORGE_TASKS_DIR)");
   compile->add_flag("--no-warnings", c.noWarnings, "Report errors only");
   compile->callback([compileCli, &exitCode] { exitCode = runCompile(*compileCli); });
 
