@@ -635,6 +635,10 @@ Result<llm::Request> buildPrompt(const PromptInput &input, const std::vector<Str
           {"resources", formatResources(attempt.result)},
           {"timings", formatTimings(attempt.result)},
           {"position", formatPosition(attempt.result)},
+          {"hot_loop", input.sassHotLoop.empty()
+                           ? std::string()
+                           : "Hot loop in SASS (the innermost loop, where the time goes), yours against nvcc's build of "
+                             "the reference:\n" + input.sassHotLoop},
           {"speedup", formatSpeedup(attempt.result)},
           {"objective", input.objective.empty()
                             ? "a lower median time than nvcc's baseline on the largest shape, staying correct"

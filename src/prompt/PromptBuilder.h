@@ -73,6 +73,9 @@ struct PromptInput {
   std::optional<SkeletonDraft> skeleton;
   /// PTX ISA version to ask for ("8.0"); empty: the reference's `.version`, else the arch's minimum.
   std::string ptxVersion;
+  /// optimize: the previous kernel's SASS hot loop against nvcc's
+  /// (prompt/SassFeedback.h, hotLoopComparison); empty: not shown.
+  std::string sassHotLoop;
 };
 
 /// What a prompt built from `strategies` tells the model about the task, in

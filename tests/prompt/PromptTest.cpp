@@ -1,5 +1,6 @@
 // Each strategy's prompt for the saxpy and sgemm tasks contains what it must.
 #include "prompt/PromptBuilder.h"
+#include "prompt/SassFeedback.h"
 #include "tasks/Reference.h"
 #include "verify/Profile.h"
 
@@ -286,6 +287,39 @@ TEST(Prompt, OptimizeShowsResourcesAndTimings) {
   EXPECT_NE(refused.error().message.find("use repair"), std::string::npos);
   EXPECT_FALSE(buildPrompt(PromptInput{task, "sm_90"}, {Strategy::Repair}, templates()).ok());
   EXPECT_FALSE(buildPrompt(input, {Strategy::Repair, Strategy::Optimize}, templates()).ok());
+}
+
+TEST(Prompt, OptimizeShowsTheHotLoopAgainstNvccs) {
+  // Two SASS listings (instruction i at byte 16*i): a scalar loop against a
+  // float4 one unrolled with more adds.
+  toolchain::SassStats mine, nvccs;
+  mine.arch = nvccs.arch = "sm_90";
+  mine.code = "function k:\nMOV R0,RZ \nLDG.E R2,desc[UR4][R2.64] \nFADD R0,R0,R2 \n@P0 BRA 0x10 \nEXIT \n";
+  nvccs.code = "function k:\nMOV R0,RZ \nLDG.E.128 R4,desc[UR4][R2.64] \nFADD R0,R4,R5 \nFADD R1,R6,R7 \n"
+               "FADD R0,R0,R1 \n@P0 BRA 0x10 \nEXIT \n";
+  const std::string lines = hotLoopComparison(mine, nvccs, "k");
+  EXPECT_CONTAINS(lines, "- yours: 1 loop, the hot one (depth 1) 3 instructions: 0 tensor-core (MMA), 0 FFMA, 0 IMAD, "
+                         "1 LDG (1x32b)\n");
+  EXPECT_CONTAINS(lines, "- nvcc's: 1 loop, the hot one (depth 1) 5 instructions: 0 tensor-core (MMA), 0 FFMA, 0 IMAD, "
+                         "1 LDG (1x128b)\n");
+  EXPECT_CONTAINS(lines, "- opcode counts that differ (yours/nvcc's): FADD 1/3\n");
+  // Straight-line code on both sides: nothing to compare, nothing shown.
+  toolchain::SassStats flat = mine;
+  flat.code = "function k:\nMOV R0,RZ \nEXIT \n";
+  EXPECT_EQ(hotLoopComparison(flat, flat, "k"), "");
+
+  tasks::TaskSpec task = loadBuiltin("L1/saxpy");
+  Attempt attempt;
+  attempt.ptx = kSaxpyPtx;
+  attempt.result.verdict = verify::Verdict::Correct;
+  PromptInput input{task, "sm_90"};
+  input.previous = attempt;
+  const std::string without = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_EQ(without.find("Hot loop in SASS"), std::string::npos);
+  input.sassHotLoop = lines;
+  const std::string with = userText(buildPrompt(input, {Strategy::Optimize}, templates()));
+  EXPECT_CONTAINS(with, "Hot loop in SASS (the innermost loop, where the time goes), yours against nvcc's build of the "
+                        "reference:\n" + lines + "\nObjective:");
 }
 
 TEST(Prompt, OptimizeShowsWhereTheKernelStands) {
