@@ -256,6 +256,8 @@ private:
   /// Each kernel's static shared memory (the bytes its CTAs need without the
   /// dynamic part), by name.
   std::unordered_map<std::string, uint32_t> kernelShared_;
+  /// Register names by register index (before the slot layout), for reports.
+  std::vector<std::string> registerNames_;
   uint32_t registerCount_ = 0;
   uint32_t sinkSlot_ = kNoSlot;
   // Per function. Labels belong to the `{ }` block that defines them (keyed by
@@ -508,7 +510,10 @@ Result<void> ModuleDecoder::declare(const ptx::VariableDecl &decl) {
                                                 decl.name, count, kMaxRegisterSlots));
     for (uint32_t i = 0; i < count; ++i) {
       symbol.slot = registerCount_++;
-      scope[decl.rangeCount ? decl.name + std::to_string(i) : decl.name] = symbol;
+      std::string name = decl.rangeCount ? decl.name + std::to_string(i) : decl.name;
+      if (registerNames_.size() <= symbol.slot) registerNames_.resize(symbol.slot + 1);
+      registerNames_[symbol.slot] = name;
+      scope[std::move(name)] = symbol;
     }
     return {};
   }
@@ -827,6 +832,7 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
       return errorAt(inst.line, fmt::format("invalid: guard '{}' is not a declared predicate", instruction.guard));
     inst.guard = guard->slot;
     inst.guardNegated = instruction.guardNegated;
+    inst.guardColumn = static_cast<uint16_t>(std::min<uint32_t>(instruction.guardLoc.column, 0xffff));
   }
   bool handled = decodeAsync(ctx) || decodeWgmma(ctx) || decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) ||
                  decodeWarp(ctx);
@@ -837,6 +843,12 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
   if (inst.op == Op::Exec || inst.op == Op::WarpSync) {
     if (!inst.exec) return errorAt(inst.line, fmt::format("internal: no executor for '{}'", instruction.opcode));
   }
+  // initcheck: the instructions whose every source is a use that matters.
+  // Stores (st, atom, red, the async copies and stmatrix) put a value where
+  // others see it; comparisons decide what runs next.
+  static const char *const kSinks[] = {"st", "atom", "red", "cp", "stmatrix", "mbarrier", "setp", "set", "testp"};
+  for (const char *sink : kSinks)
+    if (instruction.opcode == sink) inst.initSink = true;
   program_.code.push_back(inst);
   program_.text.push_back(instructionText(instruction));
   return {};
@@ -907,6 +919,8 @@ Result<void> ModuleDecoder::finish() {
   for (std::vector<Operand> &list : program_.operandLists)
     for (Operand &operand : list) remap(operand.slot);
   program_.slotCount = registerBase + registerCount_;
+  program_.slotNames.assign(program_.slotCount, std::string());
+  for (size_t i = 0; i < registerNames_.size(); ++i) program_.slotNames[registerBase + i] = registerNames_[i];
   // Limits of the hardware (and of the emulator's memory per warp).
   if (registerCount_ > kMaxRegisterSlots)
     return unsupportedAt(0, fmt::format("the module declares {} registers; the emulator takes at most {}",
@@ -972,6 +986,10 @@ unsigned DecodeContext::width(const ptx::Operand &operand) {
   return operand.kind == ptx::Operand::Kind::Vector ? static_cast<unsigned>(operand.elements.size()) : 1;
 }
 
+namespace {
+uint16_t columnOf(const ptx::Operand &operand) { return static_cast<uint16_t>(std::min<uint32_t>(operand.loc.column, 0xffff)); }
+} // namespace
+
 bool DecodeContext::addDst(const ptx::Operand &operand) {
   if (out.nsrc) return invalid("internal: destination added after a source");
   if (operand.kind == ptx::Operand::Kind::Vector || operand.kind == ptx::Operand::Kind::Pair) {
@@ -981,6 +999,7 @@ bool DecodeContext::addDst(const ptx::Operand &operand) {
   }
   if (out.ndst + out.nsrc >= kMaxOperands) return unsupported("too many operands");
   if (!resolveOperand(operand, DType::None, true)) return false;
+  out.ops[out.ndst].column = columnOf(operand);
   ++out.ndst;
   return true;
 }
@@ -993,11 +1012,15 @@ bool DecodeContext::addSrc(const ptx::Operand &operand, DType type) {
   }
   if (out.ndst + out.nsrc >= kMaxOperands) return unsupported("too many operands");
   if (!resolveOperand(operand, type, false)) return false;
+  out.ops[out.ndst + out.nsrc].column = columnOf(operand);
   ++out.nsrc;
   return true;
 }
 
-bool DecodeContext::setAddress(const ptx::Operand &operand, Space space) { return resolveAddress(operand, space); }
+bool DecodeContext::setAddress(const ptx::Operand &operand, Space space) {
+  if (out.addrSlot == kNoSlot) out.addrColumn = columnOf(operand);
+  return resolveAddress(operand, space);
+}
 
 bool DecodeContext::unsupported(const std::string &why) {
   std::string name = in.opcode;

@@ -275,7 +275,7 @@ public:
 
     const Finding *fatal = nullptr;
     for (const Finding &f : launch.findings) {
-      findings_.push_back({f.check, f.fatal, f.message, f.line});
+      findings_.push_back({f.check, f.fatal, f.text(), f.line, f.column});
       if (f.fatal && !fatal) fatal = &f;
     }
     if (fatal) {

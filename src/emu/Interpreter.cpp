@@ -29,6 +29,7 @@ namespace {
 struct CtaBuffers {
   std::vector<uint64_t> regs;
   std::vector<uint32_t> written;
+  std::vector<uint32_t> derived;
   std::vector<uint8_t> local;
   std::vector<uint8_t> shared;
   std::vector<SharedShadow> shadow;
@@ -91,18 +92,68 @@ private:
   }
   /// Lanes of `active` that never wrote `slot` go to the cold path (a
   /// finding, and the value reads as zero); the common case is one test.
-  void checkSlot(const Inst &in, uint32_t slot, LaneMask active) {
+  /// `column` and `use` say where and how the value is used, for the report.
+  void checkSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column, const char *use) {
     if (active & ~w_.written[slot]) [[unlikely]]
-      unwrittenSlot(in, slot, active);
+      unwrittenSlot(in, slot, active, column, use);
   }
-  [[gnu::noinline]] void unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active);
+  [[gnu::noinline]] void unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column,
+                                       const char *use);
+  /// A use that does not matter yet: the lanes of `active` that never wrote
+  /// `slot` read zero and are returned, for the destinations to carry on.
+  LaneMask passSlot(const Inst &in, uint32_t slot, LaneMask active) {
+    LaneMask missing = active & ~w_.written[slot];
+    if (missing) [[unlikely]]
+      return passUnwritten(in, slot, missing);
+    return 0;
+  }
+  [[gnu::noinline]] LaneMask passUnwritten(const Inst &in, uint32_t slot, LaneMask missing);
+  /// What the instruction's use of each operand is, for the report.
+  static const char *useOf(const Inst &in) {
+    switch (in.op) {
+    case Op::Exec:
+      return in.accessBytes || in.addrSlot != kNoSlot || in.space != Space::Generic ? "a store" : "a comparison";
+    case Op::Bar: return "a barrier";
+    case Op::WarpSync: return "a warp collective";
+    default: return "an instruction that needs it defined";
+    }
+  }
+  /// initcheck of an instruction whose every source matters (and of every
+  /// address): a never-written register is a finding.
   void initcheck(const Inst &in, LaneMask active) {
-    for (unsigned i = in.ndst; i < unsigned(in.ndst) + in.nsrc; ++i) checkSlot(in, in.ops[i].slot, active);
-    if (in.addrSlot != kNoSlot) checkSlot(in, in.addrSlot, active);
-    if (in.addrSlot2 != kNoSlot) checkSlot(in, in.addrSlot2, active);
+    const char *use = useOf(in);
+    for (unsigned i = in.ndst; i < unsigned(in.ndst) + in.nsrc; ++i)
+      checkSlot(in, in.ops[i].slot, active, in.ops[i].column, use);
+    addressCheck(in, active);
   }
-  void markWritten(const Inst &in, LaneMask active) {
-    for (unsigned i = 0; i < in.ndst; ++i) w_.written[in.ops[i].slot] |= active;
+  void addressCheck(const Inst &in, LaneMask active) {
+    if (in.addrSlot != kNoSlot) checkSlot(in, in.addrSlot, active, in.addrColumn, "an address");
+    if (in.addrSlot2 != kNoSlot) checkSlot(in, in.addrSlot2, active, in.addrColumn, "an address");
+  }
+  /// initcheck of a data instruction: sinks as initcheck(); otherwise
+  /// never-written sources pass on (the lanes returned) to the destinations.
+  LaneMask dataInitcheck(const Inst &in, LaneMask active) {
+    if (in.initSink) {
+      initcheck(in, active);
+      return 0;
+    }
+    LaneMask undefined = 0;
+    for (unsigned i = in.ndst; i < unsigned(in.ndst) + in.nsrc; ++i) undefined |= passSlot(in, in.ops[i].slot, active);
+    addressCheck(in, active);
+    return undefined;
+  }
+  /// The destinations are written by the lanes of `active`, except that
+  /// those in `undefined` computed them from never-written values.
+  void markWritten(const Inst &in, LaneMask active, LaneMask undefined = 0) {
+    if (!undefined) [[likely]] {
+      for (unsigned i = 0; i < in.ndst; ++i) w_.written[in.ops[i].slot] |= active;
+      return;
+    }
+    for (unsigned i = 0; i < in.ndst; ++i) {
+      uint32_t slot = in.ops[i].slot;
+      w_.written[slot] = (w_.written[slot] | active) & ~undefined;
+      w_.derived[slot] = (w_.derived[slot] & ~active) | undefined;
+    }
   }
   void budget();
   void flushCounters() {
@@ -159,23 +210,42 @@ bool WarpRunner::select() {
   return true;
 }
 
-void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active) {
+LaneMask WarpRunner::passUnwritten(const Inst &in, uint32_t slot, LaneMask missing) {
+  if (w_.cta->async && !w_.cta->async->wgmmaPending.empty() && wgmmaPendingRead(w_, in, slot, missing)) return 0;
+  // Never-written registers read as zero, whatever ran on this host thread
+  // before; they stay unwritten, so that a use that matters still reports.
+  uint64_t *row = w_.row(slot);
+  forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = 0; });
+  return missing;
+}
+
+void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column, const char *use) {
     LaneMask missing = active & ~w_.written[slot];
     if (w_.cta->async && !w_.cta->async->wgmmaPending.empty() && wgmmaPendingRead(w_, in, slot, missing)) return;
     if (w_.launch->checks.initcheck) {
-      unsigned lane = static_cast<unsigned>(std::countr_zero(missing));
+      const std::string &name = slot < p_.slotNames.size() ? p_.slotNames[slot] : std::string();
       Finding finding;
       finding.check = "initcheck";
       finding.fatal = false;
       finding.line = in.line;
-      finding.message =
-          fmt::format("initcheck: a register that was never written is read {} (it reads as 0)", w_.where(in, lane));
+      finding.column = column;
+      size_t pc = static_cast<size_t>(&in - p_.code.data());
+      finding.message = fmt::format("initcheck: {} has no value here: no instruction wrote it (or it was computed "
+                                    "from such a register) before it reaches {} at line {} (`{}`); it reads as 0 "
+                                    "here, and holds garbage on a GPU",
+                                    name.empty() ? std::string("a register") : name, use, in.line,
+                                    pc < p_.text.size() ? p_.text[pc] : std::string());
+      forEachLane(missing, [&](unsigned l) {
+        if (finding.locations.size() < Finding::kLocationsKept) finding.locations.push_back(w_.thread(l));
+      });
+      finding.threads = static_cast<uint64_t>(std::popcount(missing));
       w_.launch->report(std::move(finding));
     }
     // Never-written registers read as zero, whatever ran on this host thread before.
     uint64_t *row = w_.row(slot);
-    forEachLane(missing, [&](unsigned l) { row[l] = 0; });
+    forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = 0; });
     w_.written[slot] |= missing;
+    w_.derived[slot] &= ~missing;
 }
 
 void WarpRunner::refreshClocks() {
@@ -280,7 +350,7 @@ void WarpRunner::run() {
     const Inst &in = code_[pc_];
     LaneMask active = cur_;
     if (in.guard != kNoSlot) {
-      checkSlot(in, in.guard, cur_);
+      checkSlot(in, in.guard, cur_, in.guardColumn, "a guard predicate");
       // Every lane's predicate bit, then the group's: a counted loop over the
       // whole warp costs less than visiting the group's lanes one by one.
       const uint64_t *g = w_.row(in.guard);
@@ -292,9 +362,9 @@ void WarpRunner::run() {
     case Op::Exec:
       if (active) {
         if (in.flags & kReadsClock) refreshClocks();
-        initcheck(in, active);
+        LaneMask undefined = dataInitcheck(in, active);
         in.exec(w_, in, active);
-        markWritten(in, active);
+        markWritten(in, active, undefined);
         if (w_.aborted()) return;
       }
       ++pc_;
@@ -575,6 +645,7 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
   size_t slots = program.slotCount;
   host.regs.resize(std::max(host.regs.size(), size_t(warpCount) * slots * kWarpSize));
   host.written.resize(std::max(host.written.size(), size_t(warpCount) * slots));
+  host.derived.resize(std::max(host.derived.size(), size_t(warpCount) * slots));
   host.local.resize(std::max(host.local.size(), size_t(warpCount) * kWarpSize * program.localBytes));
   // Warps are reused from the host thread's previous CTA when the count
   // matches (their call stacks keep their memory); what setup does not set
@@ -606,6 +677,7 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
     w.index = wi;
     w.regs = host.regs.data() + size_t(wi) * slots * kWarpSize;
     w.written = host.written.data() + size_t(wi) * slots;
+    w.derived = host.derived.data() + size_t(wi) * slots;
     w.local = host.local.data() + size_t(wi) * kWarpSize * program.localBytes;
     fillGarbage(w.local, size_t(kWarpSize) * program.localBytes, ~launch.salt ^ (linearCta << 20) ^ (uint64_t(wi) << 8));
     uint32_t lanes = std::min(kWarpSize, threads - wi * kWarpSize);
@@ -621,6 +693,7 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
       for (unsigned l = 0; l < kWarpSize; ++l) row[l] = v;
     }
     std::fill(w.written, w.written + slots, 0u);
+    std::fill(w.derived, w.derived + slots, 0u);
     std::fill(w.written, w.written + specialBase + static_cast<uint32_t>(Special::Count), ~0u);
     auto special = [&](Special s) { return w.row(specialBase + static_cast<uint32_t>(s)); };
     // %tid of the warp's first thread, then counted up (no division per lane).

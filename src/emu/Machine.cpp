@@ -21,11 +21,27 @@ void Launch::report(Finding finding) {
     return;
   }
   size_t nonFatal = 0;
-  for (const Finding &f : findings) {
+  for (Finding &f : findings) {
     if (!f.fatal) ++nonFatal;
-    if (!f.fatal && f.check == finding.check && f.line == finding.line) return; // one per line and check
+    if (!f.fatal && f.check == finding.check && f.line == finding.line) { // one per line and check
+      // The same place again (other threads, or another warp): counted.
+      if (f.column == finding.column && f.threads) {
+        f.threads += finding.threads;
+        for (std::string &where : finding.locations)
+          if (f.locations.size() < Finding::kLocationsKept) f.locations.push_back(std::move(where));
+      }
+      return;
+    }
   }
   if (nonFatal < checks.maxFindings) findings.push_back(std::move(finding));
+}
+
+std::string Finding::text() const {
+  if (!threads) return message;
+  std::string list;
+  for (const std::string &where : locations) list += (list.empty() ? "" : ", ") + where;
+  if (threads > locations.size()) list += ", ...";
+  return fmt::format("{}; {} thread{}: {}", message, threads, threads == 1 ? "" : "s", list);
 }
 
 static std::string threadCoordinates(const Launch &launch, uint32_t linear) {
@@ -39,6 +55,11 @@ std::string Warp::where(const Inst &inst, unsigned lane) const {
   return fmt::format("at line {} (`{}`) in thread {} of block ({},{},{})", inst.line, text,
                      threadCoordinates(*launch, index * kWarpSize + lane), cta->ctaid[0], cta->ctaid[1],
                      cta->ctaid[2]);
+}
+
+std::string Warp::thread(unsigned lane) const {
+  return fmt::format("thread {} of block ({},{},{})", threadCoordinates(*launch, index * kWarpSize + lane),
+                     cta->ctaid[0], cta->ctaid[1], cta->ctaid[2]);
 }
 
 void Warp::fault(const Inst &inst, unsigned lane, const char *check, const std::string &what) {

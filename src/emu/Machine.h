@@ -31,6 +31,14 @@ struct Finding {
   bool fatal = true;
   std::string message; ///< full sentence with coordinates and address
   uint32_t line = 0;   ///< PTX line, 0 when not tied to one
+  uint32_t column = 0; ///< PTX column of the operand at fault, 0 when not known
+  /// A finding of many threads (initcheck): how many, and the first few
+  /// ("(x,y,z) of block (x,y,z)"); repeats at the same place add up here.
+  static constexpr size_t kLocationsKept = 3;
+  uint64_t threads = 0;
+  std::vector<std::string> locations;
+  /// The message, with the threads when there are some.
+  std::string text() const;
 };
 
 struct FreeDeleter {
@@ -148,6 +156,9 @@ struct Warp {
   LaneMask valid = 0;   ///< lanes that exist (the last warp may be partial)
   uint64_t *regs = nullptr;    ///< slotCount * 32
   uint32_t *written = nullptr; ///< initcheck: lanes that wrote each slot
+  /// initcheck: lanes whose value of each slot was computed from a
+  /// never-written register (not written, but not to be read as zero).
+  uint32_t *derived = nullptr;
   uint8_t *local = nullptr;    ///< 32 * program->localBytes
 
   // Scheduling (Interpreter.cpp).
@@ -214,6 +225,8 @@ struct Warp {
   void fault(const Inst &inst, unsigned lane, const char *check, const std::string &what);
   bool aborted() const { return launch->aborted.load(std::memory_order_relaxed); }
   std::string where(const Inst &inst, unsigned lane) const;
+  /// "thread (x,y,z) of block (x,y,z)" of `lane`.
+  std::string thread(unsigned lane) const;
 };
 
 /// One CTA being executed.

@@ -52,6 +52,7 @@ struct Operand {
   uint32_t slot = kNoSlot;
   uint8_t regBits = 0;
   bool negate = false; ///< `!%p` on a predicate source
+  uint16_t column = 0; ///< 1-based PTX column of the operand (0: unknown), for findings
 };
 
 /// Instruction classes the interpreter handles itself (control flow and
@@ -128,6 +129,12 @@ struct Inst {
   uint32_t target = kNoPc; ///< branch target / callee entry
   uint32_t guard = kNoSlot; ///< guard predicate slot
   bool guardNegated = false;
+  /// initcheck: every source is a use that matters (a store's value, a
+  /// comparison); other data instructions pass a never-written value on to
+  /// their destinations, and only such a use reports it. Addresses, guards
+  /// and the operands of control and warp instructions always matter.
+  bool initSink = false;
+  uint16_t guardColumn = 0, addrColumn = 0; ///< PTX columns of the guard and the address (0: unknown)
   uint32_t line = 0;       ///< 1-based PTX line
   uint32_t aux = 0;        ///< index into Program::calls (Call) / family-specific
   Operand ops[kMaxOperands];
@@ -185,6 +192,7 @@ struct KernelDesc {
 struct Program {
   std::vector<Inst> code;
   std::vector<std::string> text; ///< the instruction as written (one per pc), for reports
+  std::vector<std::string> slotNames; ///< register names by slot (empty for other slots), for reports
   std::vector<CallInfo> calls;
   std::vector<KernelDesc> kernels;
   /// Operand lists longer than Inst::ops holds (wgmma's accumulators), by Inst::aux.

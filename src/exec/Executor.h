@@ -124,6 +124,7 @@ struct LaunchFinding {
   bool fatal = true;
   std::string message; ///< one sentence: what, where (thread, block, address)
   uint32_t line = 0;   ///< 1-based PTX line; 0 when not tied to one
+  uint32_t column = 0; ///< 1-based PTX column of the operand at fault; 0 when not known
   friend bool operator==(const LaunchFinding &, const LaunchFinding &) = default;
 };
 

@@ -360,6 +360,7 @@ std::vector<uint8_t> encode(const Response &response) {
     writer.put(static_cast<uint8_t>(finding.fatal ? 1 : 0));
     writer.putString(finding.message);
     writer.put(finding.line);
+    writer.put(finding.column);
   }
   writer.put(static_cast<uint32_t>(response.profiles.size()));
   for (const LaunchProfile &profile : response.profiles) putProfile(writer, profile);
@@ -402,13 +403,14 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   properties.warpSize = reader.get<int>();
   properties.driverVersion = reader.get<int>();
   properties.backend = reader.getString();
-  const uint32_t findingCount = reader.getCount(8 + 1 + 8 + 4);
+  const uint32_t findingCount = reader.getCount(8 + 1 + 8 + 4 + 4);
   for (uint32_t index = 0; index < findingCount; ++index) {
     LaunchFinding finding;
     finding.check = reader.getString();
     finding.fatal = reader.get<uint8_t>() != 0;
     finding.message = reader.getString();
     finding.line = reader.get<uint32_t>();
+    finding.column = reader.get<uint32_t>();
     response.findings.push_back(std::move(finding));
   }
   const uint32_t profileCount = reader.getCount(8 + 6 * 4 + 8 + 8 + 4);

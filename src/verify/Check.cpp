@@ -968,7 +968,13 @@ public:
     if (check == "synccheck")
       return "every thread of the CTA (every lane of a warp collective's membermask) must reach the same barrier; "
              "move it out of the branch";
-    if (check == "initcheck") return "write the register (or shared memory) on every path before reading it";
+    if (check == "initcheck" && message.find("shared memory") != std::string::npos)
+      return "write those shared-memory bytes (and bar.sync) before any thread of the block reads them";
+    if (check == "initcheck")
+      return "give the register its value on every path that reaches this use: a load or computation under a "
+             "predicate leaves it unset where the predicate is false, so guard the use with the same predicate or "
+             "compute the value unconditionally (a mov of a constant that only silences this would hide a wrong "
+             "result)";
     return "";
   }
 
@@ -988,7 +994,7 @@ public:
       std::string message = std::move(finding.message);
       if (message.rfind(finding.check + ": ", 0) == 0) message.erase(0, finding.check.size() + 2);
       result_.diagnostics.push_back({finding.check, finding.fatal ? ptx::Severity::Error : ptx::Severity::Warning,
-                                     finding.line, 0, message, findingHint(finding.check, message)});
+                                     finding.line, finding.column, message, findingHint(finding.check, message)});
     }
   }
 

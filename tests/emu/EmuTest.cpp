@@ -345,18 +345,83 @@ TEST_F(EmuTest, MemcheckCatchesMisalignedAndNullAccesses) {
   EXPECT_NE(null.status.error().message.find("in no state space"), std::string::npos) << null.status.error().message;
 }
 
-TEST_F(EmuTest, InitcheckWarnsAndReadsZero) {
+/// 1-based column of `needle` in the line of `text` that holds `lineNeedle`.
+static uint32_t columnOf(const std::string &text, const std::string &lineNeedle, const std::string &needle) {
+  size_t at = text.find(lineNeedle);
+  size_t start = text.rfind('\n', at);
+  start = start == std::string::npos ? 0 : start + 1;
+  return static_cast<uint32_t>(text.find(needle, at) - start + 1);
+}
+
+TEST_F(EmuTest, InitcheckWarnsWhereANeverWrittenValueReachesAStoreAndReadsZero) {
+  // %r30 is never written; %r6 computed from it is stored: reported at the
+  // store, on the operand, once for the 32 threads.
   std::string ptx = kernel(R"(
   add.u32 %r6, %r30, 5;
   st.global.u32 [%rd1], %r6;
   ret;)");
   Outcome o = run(ptx, 1, 32, 32);
   ASSERT_TRUE(o.status) << o.status.error().message;
+  ASSERT_EQ(o.findings.size(), 1u);
   const exec::LaunchFinding *init = find(o, "initcheck");
   ASSERT_NE(init, nullptr);
   EXPECT_FALSE(init->fatal);
-  EXPECT_EQ(init->line, lineOf(ptx, "add.u32 %r6, %r30, 5"));
+  EXPECT_EQ(init->line, lineOf(ptx, "st.global.u32 [%rd1], %r6"));
+  EXPECT_EQ(init->column, columnOf(ptx, "st.global.u32 [%rd1], %r6", "%r6"));
+  EXPECT_NE(init->message.find("%r6 has no value"), std::string::npos) << init->message;
+  EXPECT_NE(init->message.find("reaches a store"), std::string::npos) << init->message;
+  EXPECT_NE(init->message.find("32 threads: thread (0,0,0) of block (0,0,0), thread (1,0,0) of block (0,0,0), "
+                               "thread (2,0,0) of block (0,0,0), ..."),
+            std::string::npos)
+      << init->message;
   for (uint32_t v : o.out) EXPECT_EQ(v, 5u);
+}
+
+TEST_F(EmuTest, InitcheckIgnoresAValueLoadedUnderAFalsePredicateAndNeverUsed) {
+  // Lanes 16..31 skip the load, move the unset %r6 along, and store
+  // something else: nothing of it reaches a use that matters.
+  std::string ptx = kernel(R"(
+  setp.lt.u32 %p1, %r3, 16;
+  @%p1 ld.global.u32 %r6, [%rd2];
+  mov.u32 %r7, %r6;
+  add.u32 %r7, %r7, 1;
+  @%p1 st.global.u32 [%rd1], %r7;
+  @!%p1 st.global.u32 [%rd1], %r3;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  EXPECT_EQ(find(o, "initcheck"), nullptr) << find(o, "initcheck")->message;
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(o.out[i], i < 16 ? i + 1 : i);
+}
+
+TEST_F(EmuTest, InitcheckReportsANeverWrittenValueInAComparisonAndAnAddress) {
+  // Lanes 16..31 leave %r6 unset; it reaches a comparison (lanes 16..31
+  // only), and %rd5 built from %r31 reaches an address.
+  std::string ptx = kernel(R"(
+  setp.lt.u32 %p1, %r3, 16;
+  @%p1 mov.u32 %r6, 7;
+  setp.eq.u32 %p2, %r6, 7;
+  selp.u32 %r8, 1, 2, %p2;
+  st.global.u32 [%rd1], %r8;
+  mul.wide.u32 %rd5, %r31, 0;
+  add.s64 %rd6, %rd1, %rd5;
+  st.global.u32 [%rd6], %r8;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  ASSERT_EQ(o.findings.size(), 2u);
+  const exec::LaunchFinding &comparison = o.findings[0], &address = o.findings[1];
+  EXPECT_EQ(comparison.line, lineOf(ptx, "setp.eq.u32 %p2"));
+  EXPECT_EQ(comparison.column, columnOf(ptx, "setp.eq.u32 %p2", "%r6"));
+  EXPECT_NE(comparison.message.find("reaches a comparison"), std::string::npos) << comparison.message;
+  EXPECT_NE(comparison.message.find("16 threads: thread (16,0,0) of block (0,0,0)"), std::string::npos)
+      << comparison.message;
+  EXPECT_EQ(address.line, lineOf(ptx, "st.global.u32 [%rd6]"));
+  EXPECT_EQ(address.column, columnOf(ptx, "st.global.u32 [%rd6]", "[%rd6]"));
+  EXPECT_NE(address.message.find("%rd6 has no value"), std::string::npos) << address.message;
+  EXPECT_NE(address.message.find("reaches an address"), std::string::npos) << address.message;
+  // The store's value (%r8, selected by the already reported %p2) is not reported again.
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(o.out[i], i < 16 ? 1u : 2u);
 }
 
 TEST_F(EmuTest, SynccheckFindsABarrierInDivergentCode) {

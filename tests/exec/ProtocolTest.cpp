@@ -64,7 +64,7 @@ Response sampleResponse() {
   response.properties.driverVersion = 13000;
   response.properties.backend = "gpu";
   response.findings = {{"racecheck", true, "racecheck: shared-memory read-after-write hazard ...", 42},
-                       {"initcheck", false, "initcheck: a register that was never written ...", 7}};
+                       {"initcheck", false, "initcheck: %r6 has no value here ...", 7, 12}};
   LaunchProfile profile;
   profile.kernel = "transpose";
   profile.grid[0] = 8, profile.block[1] = 32;
