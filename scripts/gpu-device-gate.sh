@@ -21,9 +21,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF 
   tail -30 "$out/cmake.log"; exit 1; }
 pf="$build/ptxforge"
 
-"$pf" crosscheck --json "$out/crosscheck.json" > "$out/crosscheck.txt" 2>&1
-echo "crosscheck: exit $?"
-tail -5 "$out/crosscheck.txt"
+if [ -z "${DG_SKIP_CROSSCHECK:-}" ]; then
+  "$pf" crosscheck --json "$out/crosscheck.json" > "$out/crosscheck.txt" 2>&1
+  echo "crosscheck: exit $?"
+  tail -5 "$out/crosscheck.txt"
+fi
 
 : > "$out/device_vs_host.tsv"
 for file in tests/planted/*/*.ptx; do
@@ -42,10 +44,15 @@ def load(p):
     except Exception:
         return {}
 a, b, name = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
-same = a.get("verdict") == b.get("verdict") and a.get("summary") == b.get("summary")
+# A correct verdict's summary carries the timing, which differs run to run:
+# correct ones must agree on the verdict, the others on the summary too.
+va, vb = a.get("verdict"), b.get("verdict")
+same = va == vb and (va == "correct" or a.get("summary") == b.get("summary"))
 t1, t0 = (a.get("timings_ms") or {}).get("total", 0), (b.get("timings_ms") or {}).get("total", 0)
-print(f"{name}\t{a.get('verdict')}\t{b.get('verdict')}\t{'same' if same else 'DIFFERENT'}\t{t1:.0f}\t{t0:.0f}")
+print(f"{name}\t{va}\t{vb}\t{'same' if same else 'DIFFERENT'}\t{t1:.0f}\t{t0:.0f}")
+if not same:
+    print(f"  device: {a.get('summary', '')[:400]}\n  host:   {b.get('summary', '')[:400]}")
 PY
 done
-echo "planted, device gate vs host: $(grep -c same "$out/device_vs_host.tsv") same, $(grep -c DIFFERENT "$out/device_vs_host.tsv") different"
-grep DIFFERENT "$out/device_vs_host.tsv" | head -20
+echo "planted, device gate vs host: $(grep -c "	same	" "$out/device_vs_host.tsv") same, $(grep -c "	DIFFERENT	" "$out/device_vs_host.tsv") different"
+grep -A2 "	DIFFERENT	" "$out/device_vs_host.tsv" | head -60
