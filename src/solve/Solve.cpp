@@ -7,6 +7,7 @@
 #include "llm/RequestHash.h"
 #include "support/Sha256.h"
 #include "prompt/Extract.h"
+#include "prompt/SassFeedback.h"
 #include "solve/RunLease.h"
 #include "tasks/Inputs.h"
 #include "tasks/Reference.h"
@@ -431,6 +432,9 @@ private:
         strategies.push_back(prompt::Strategy::Optimize);
         input.previous = state.best;
         parent = state.bestId;
+        // Where the time goes: its SASS hot loop against nvcc's (empty without nvdisasm).
+        if (nvdisasm_)
+          input.sassHotLoop = prompt::hotLoopComparison(state.best->ptx, referencePtx_, options_.arch, ctx_.task.kernel);
       } else {
         kind = "repair";
         strategies.push_back(prompt::Strategy::Repair);
