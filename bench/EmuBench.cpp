@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     std::string shapes;
     for (size_t index : task->smallShapes) shapes += (shapes.empty() ? "" : " ") + tasks::shapeToString(task->shapes[index]);
     for (unsigned threads : threadCounts) {
-      std::vector<double> wall;
+      std::vector<double> wall, rates;
       emu::EmuCounters last;
       for (int rep = 0; rep < reps; ++rep) {
         emu::EmuOptions options;
@@ -141,9 +141,11 @@ int main(int argc, char **argv) {
           return 1;
         }
         last = *emu::emuCounters(*executor);
+        rates.push_back(last.launchSeconds > 0 ? last.threadInstructions / last.launchSeconds / threads / 1e6 : 0);
       }
       Spread s = spreadOf(wall);
-      double perCore = last.launchSeconds > 0 ? last.threadInstructions / last.launchSeconds / threads / 1e6 : 0;
+      // The rate of the median repetition (one repetition's rate is noisy on a shared machine).
+      double perCore = spreadOf(rates).median;
       fmt::print("| {} | {} | {} | {:.0f} [{:.0f}, {:.0f}] | {} | {:.3g} | {:.0f} |\n", name, shapes, threads, s.median,
                  s.p10, s.p90, last.launches, static_cast<double>(last.threadInstructions), perCore);
       rows.push_back({{"task", name},
@@ -154,7 +156,8 @@ int main(int argc, char **argv) {
                       {"thread_instructions", last.threadInstructions},
                       {"warp_instructions", last.warpInstructions},
                       {"launch_seconds", last.launchSeconds},
-                      {"mega_thread_instructions_per_second_per_core", perCore}});
+                      {"mega_thread_instructions_per_second_per_core", perCore},
+                      {"rate_spread", {{"median", spreadOf(rates).median}, {"p10", spreadOf(rates).p10}, {"p90", spreadOf(rates).p90}}}});
     }
   }
   if (!jsonPath.empty()) {
