@@ -61,6 +61,7 @@ std::string hotLoopComparison(const std::string &candidatePtx, const std::string
     toolchain::CompileOptions options;
     options.arch = arch;
     options.entryName = kernel;
+    options.backend = toolchain::gateCompilerBackend(); // the cubin the gate runs
     Result<toolchain::CompileResult> compiled = toolchain::compilePtx(ptx, options);
     if (!compiled || !compiled->ok) return std::nullopt;
     Result<toolchain::SassStats> stats = toolchain::sassStats(compiled->cubin);

@@ -15,7 +15,7 @@ namespace ptxforge::prompt {
 std::string hotLoopComparison(const toolchain::SassStats &candidate, const toolchain::SassStats &reference,
                               const std::string &kernel);
 
-/// Compiles both PTX modules for `arch` (the default backend) and disassembles
+/// Compiles both PTX modules for `arch` (the gate's backend) and disassembles
 /// them (nvdisasm's results are cached by cubin), then hotLoopComparison.
 /// Empty when anything on the way is unavailable: the prompt then leaves the
 /// section out.
