@@ -599,12 +599,14 @@ template <typename F> void forEachBoxElement(const EmuTensorMap &map, const int6
           }
 }
 
-/// The out-of-bounds fill of one element: zero, or the canonical NaN of a floating type.
+/// The out-of-bounds fill of one element: zero, or the NaN the H200 writes
+/// for NAN_REQUEST_ZERO_FMA: 0x7ff77ff7 for f32 (measured); the same 16-bit
+/// pattern repeated for the other floating types (a NaN in each: assumed).
 void fillElement(uint8_t *p, const exec::TensorMapSpec &s) {
   const uint32_t bytes = exec::tensorMapElementBytes(s.dataType);
   std::memset(p, 0, bytes);
   if (s.oobFill != exec::TensorMapOobFill::NanRequestZeroFma) return;
-  const uint64_t nan = bytes == 2 ? 0x7fffu : bytes == 4 ? 0x7fffffffu : 0x7fffffffffffffffull;
+  const uint64_t nan = 0x7ff77ff77ff77ff7ull;
   std::memcpy(p, &nan, bytes);
 }
 
