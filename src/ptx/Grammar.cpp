@@ -587,10 +587,21 @@ private:
     std::vector<Node> params = {lit("("), S()};
     for (size_t i = 0; i < sig.paramTypes.size(); ++i) {
       if (i) params.insert(params.end(), {lit(","), S()});
+      const uint32_t align = i < sig.paramAligns.size() ? sig.paramAligns[i] : 0;
+      const uint64_t arrayBytes = i < sig.paramArrayBytes.size() ? sig.paramArrayBytes[i] : 0;
+      const std::string name = sig.kernel + "_param_" + std::to_string(i);
+      if (arrayBytes) {
+        // A byte array with its alignment before the type, as nvcc writes it.
+        params.insert(params.end(), {lit(".param"), W()});
+        if (align) params.insert(params.end(), {lit(".align"), W(), lit(std::to_string(align)), W()});
+        params.insert(params.end(), {lit("." + sig.paramTypes[i]), W(), lit(name), S(),
+                                     lit("[" + std::to_string(arrayBytes) + "]"), S()});
+        continue;
+      }
       Node attr = alt({alts({".ptr", ".global", ".shared", ".const", ".local"}),
                        seq({lit(".align"), W(), ref("uint")})});
       params.insert(params.end(), {lit(".param"), W(), lit("." + sig.paramTypes[i]), star(seq({S(), attr})), W(),
-                                   lit(sig.kernel + "_param_" + std::to_string(i)), S()});
+                                   lit(name), S()});
     }
     params.push_back(lit(")"));
     rule("task-entry", seq({star(seq({ref("linkage"), W()})), lit(".entry"), W(), lit(sig.kernel), S(),

@@ -39,6 +39,11 @@ struct EntrySignature {
   /// PTX parameter types without the dot ("u64", "f32"), in order; the
   /// parameters are named `<kernel>_param_<i>`, as nvcc and the prompts name them.
   std::vector<std::string> paramTypes;
+  /// Per parameter: its `.align N` (0: none) and, for a byte array such as a
+  /// TMA tensor map (`.param .align 64 .b8 name[128]`), its length (0: a scalar).
+  /// Either may be shorter than paramTypes (missing entries are 0).
+  std::vector<uint32_t> paramAligns;
+  std::vector<uint64_t> paramArrayBytes;
 };
 
 struct GrammarOptions {

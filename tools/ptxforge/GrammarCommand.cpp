@@ -21,7 +21,11 @@ Result<ptx::EntrySignature> taskEntrySignature(const tasks::TaskSpec &task) {
     if (item.kind != ptx::TopLevel::Kind::Function || !item.function.isEntry) continue;
     ptx::EntrySignature signature;
     signature.kernel = item.function.name;
-    for (const ptx::VariableDecl &param : item.function.params) signature.paramTypes.push_back(param.type);
+    for (const ptx::VariableDecl &param : item.function.params) {
+      signature.paramTypes.push_back(param.type);
+      signature.paramAligns.push_back(param.align);
+      signature.paramArrayBytes.push_back(param.arrayDims.size() == 1 ? param.arrayDims[0] : 0);
+    }
     if (parsed.diagnostics.empty()) return signature;
   }
   return makeError(ErrorKind::Internal, "the prompt's signature of task '" + task.name + "' does not parse as PTX");
