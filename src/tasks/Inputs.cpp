@@ -134,14 +134,6 @@ void storeInteger(std::vector<std::byte> &out, size_t index, ElementType type, u
   }
 }
 
-/// A double that holds an integer, as two's-complement bits; saturates outside [-2^63, 2^64).
-uint64_t integerBits(double value) {
-  if (value >= 18446744073709551616.0) return ~uint64_t{0};
-  if (value >= 9223372036854775808.0) return static_cast<uint64_t>(value);
-  if (value < -9223372036854775808.0) return uint64_t{1} << 63;
-  return static_cast<uint64_t>(static_cast<int64_t>(value));
-}
-
 /// Writes a double as `type`: floats rounded to nearest even, integers
 /// (which hold exact integer values here) wrapping modulo 2^bits.
 void storeAs(std::vector<std::byte> &out, size_t index, ElementType type, double value) {
@@ -245,15 +237,27 @@ void generateRange(std::vector<std::byte> &out, const ParamSpec &param, const In
 
 } // namespace
 
+uint64_t integerBits(double value) {
+  if (value >= 18446744073709551616.0) return ~uint64_t{0};
+  if (value >= 9223372036854775808.0) return static_cast<uint64_t>(value);
+  if (value < -9223372036854775808.0) return uint64_t{1} << 63;
+  return static_cast<uint64_t>(static_cast<int64_t>(value));
+}
+
+InitSpec initForTrial(const InitSpec &init, int trial) {
+  InitSpec scaled = init;
+  if (!scaled.trialScales.empty()) {
+    double scale = scaled.trialScales[static_cast<size_t>(std::max(trial, 0)) % scaled.trialScales.size()];
+    scaled.min *= scale, scaled.max *= scale, scaled.mean *= scale, scaled.stddev *= scale;
+  }
+  return scaled;
+}
+
 std::vector<std::byte> generateInput(const ParamSpec &param, int64_t count, uint64_t seed, int trial, unsigned threads) {
   size_t elements = count > 0 ? static_cast<size_t>(count) : 0;
   std::vector<std::byte> out(elements * elementSize(param.type));
   const uint64_t stream = bufferSeed(seed, param.name, trial);
-  InitSpec init = param.init;
-  if (!init.trialScales.empty()) {
-    double scale = init.trialScales[static_cast<size_t>(std::max(trial, 0)) % init.trialScales.size()];
-    init.min *= scale, init.max *= scale, init.mean *= scale, init.stddev *= scale;
-  }
+  const InitSpec init = initForTrial(param.init, trial);
   // Every element depends on (stream, index) alone, so that the buffer can be
   // cut into chunks generated side by side with the same bytes as one pass.
   constexpr size_t kChunk = size_t{1} << 18; // even: a normal pair never straddles two chunks

@@ -61,6 +61,13 @@ constexpr uint32_t kDrawsPerElement = 64;
 /// the buffer with stream seed `streamSeed`.
 uint64_t counterDraw(uint64_t streamSeed, uint64_t index, uint32_t k);
 
+/// A double that holds an integer, as two's-complement bits; saturates outside [-2^63, 2^64).
+uint64_t integerBits(double value);
+
+/// `init` as trial `trial` draws from it: min, max, mean and stddev times the
+/// trial's entry of `trialScales` (unchanged when it has none).
+InitSpec initForTrial(const InitSpec &init, int trial);
+
 /// `count` elements of `param.type` (little-endian, as the GPU reads them)
 /// drawn from `param.init`. Values from uniform/int ranges lie in [min, max)
 /// after conversion to the element type. iota and index-mod wrap modulo 2^bits

@@ -310,17 +310,8 @@ Result<void> DeviceGate::generate(exec::BufferHandle buffer, uint64_t offset, co
     return makeError(ErrorKind::Internal, "the gate cannot generate '" + param.name + "' on the device");
   if (count <= 0) return {};
   // As tasks::generateInput: the trial's scale, then the distribution's constants.
-  tasks::InitSpec init = param.init;
-  if (!init.trialScales.empty()) {
-    double scale = init.trialScales[static_cast<size_t>(std::max(trial, 0)) % init.trialScales.size()];
-    init.min *= scale, init.max *= scale, init.mean *= scale, init.stddev *= scale;
-  }
-  auto integerBits = [](double value) -> uint64_t {
-    if (value >= 18446744073709551616.0) return ~uint64_t{0};
-    if (value >= 9223372036854775808.0) return static_cast<uint64_t>(value);
-    if (value < -9223372036854775808.0) return uint64_t{1} << 63;
-    return static_cast<uint64_t>(static_cast<int64_t>(value));
-  };
+  const tasks::InitSpec init = tasks::initForTrial(param.init, trial);
+  using tasks::integerBits;
   int dist = 0;
   uint64_t low = 0, span = 0, threshold = 0;
   switch (init.distribution) {
