@@ -105,6 +105,7 @@ std::string ptxParamType(const tasks::ParamSpec &param) {
   case tasks::ElementType::BF16: return "b16";
   case tasks::ElementType::I8:
   case tasks::ElementType::U8: return "u8";
+  case tasks::ElementType::E4M3: return "b8";
   case tasks::ElementType::I32:
   case tasks::ElementType::U32: return "u32";
   case tasks::ElementType::I64:

@@ -34,6 +34,7 @@ double decode(ElementType type, const void *data, size_t index) {
   case ElementType::U32: return load<uint32_t>(data, index);
   case ElementType::I64: return static_cast<double>(load<int64_t>(data, index));
   case ElementType::U64: return static_cast<double>(load<uint64_t>(data, index));
+  case ElementType::E4M3: return e4m3BitsToFloat(load<uint8_t>(data, index));
   }
   return 0;
 }
@@ -60,7 +61,8 @@ std::string formatElement(ElementType type, const void *data, size_t index) {
   case ElementType::F32: return shortest(load<float>(data, index));
   case ElementType::F64: return shortest(load<double>(data, index));
   case ElementType::F16:
-  case ElementType::BF16: return shortest(static_cast<float>(decode(type, data, index)));
+  case ElementType::BF16:
+  case ElementType::E4M3: return shortest(static_cast<float>(decode(type, data, index)));
   case ElementType::I64: return std::to_string(load<int64_t>(data, index));
   case ElementType::U64: return std::to_string(load<uint64_t>(data, index));
   default: return std::to_string(static_cast<int64_t>(decode(type, data, index)));

@@ -63,6 +63,40 @@ uint16_t floatToBf16Bits(float value) {
 
 float bf16BitsToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
+// verify/DeviceGate.cpp's fill kernel has the same steps in CUDA: keep them alike.
+uint8_t floatToE4M3Bits(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7fu;
+  const uint32_t exponent = magnitude >> 23;
+  if (exponent >= 121) { // normal e4m3 (2^-6 and up): exponent field exponent - 120
+    if (exponent > 135) return sign | 0x7eu; // 2^9 and up (infinity included) saturates
+    const uint32_t mantissa = magnitude & 0x7fffffu;
+    uint32_t result = ((exponent - 120) << 3) | (mantissa >> 20);
+    const uint32_t rest = mantissa & 0xfffffu;
+    if (rest > 0x80000u || (rest == 0x80000u && (result & 1u))) ++result; // may carry into the exponent
+    return static_cast<uint8_t>(sign | std::min<uint32_t>(result, 0x7eu)); // 0x7f would be NaN: 448 is the top
+  }
+  // Subnormal (units of 2^-9); 2^-10 and below round to zero (the tie goes to even 0).
+  if (magnitude <= 0x3a800000u) return sign;
+  const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 141 - exponent; // 21..24 for exponents 117..120
+  uint32_t result = mantissa >> shift;
+  const uint32_t rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (result & 1u))) ++result; // 8 is the smallest normal, correctly
+  return static_cast<uint8_t>(sign | result);
+}
+
+float e4m3BitsToFloat(uint8_t bits) {
+  const uint32_t exponent = (bits >> 3) & 0xfu, mantissa = bits & 0x7u;
+  float magnitude;
+  if ((bits & 0x7fu) == 0x7fu) magnitude = std::numeric_limits<float>::quiet_NaN();
+  else if (exponent == 0) magnitude = static_cast<float>(mantissa) * 0x1p-9f;
+  else magnitude = std::bit_cast<float>(((exponent + 120) << 23) | (mantissa << 20));
+  return (bits & 0x80u) ? -magnitude : magnitude;
+}
+
 uint64_t splitmix64(uint64_t &state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -144,6 +178,7 @@ void storeAs(std::vector<std::byte> &out, size_t index, ElementType type, double
   // deterministic, and float is what the documented conversion takes.
   case ElementType::F16: store(out, index, floatToHalfBits(static_cast<float>(value))); break;
   case ElementType::BF16: store(out, index, floatToBf16Bits(static_cast<float>(value))); break;
+  case ElementType::E4M3: store(out, index, floatToE4M3Bits(static_cast<float>(value))); break;
   default: storeInteger(out, index, type, integerBits(value)); break;
   }
 }
@@ -154,6 +189,7 @@ double roundTrip(ElementType type, double value) {
   case ElementType::F32: return static_cast<float>(value);
   case ElementType::F16: return halfBitsToFloat(floatToHalfBits(static_cast<float>(value)));
   case ElementType::BF16: return bf16BitsToFloat(floatToBf16Bits(static_cast<float>(value)));
+  case ElementType::E4M3: return e4m3BitsToFloat(floatToE4M3Bits(static_cast<float>(value)));
   default: return value;
   }
 }

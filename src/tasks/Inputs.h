@@ -32,6 +32,12 @@ float halfBitsToFloat(uint16_t bits);
 uint16_t floatToBf16Bits(float value);
 /// bfloat16 bits -> float (exact).
 float bf16BitsToFloat(uint16_t bits);
+/// float -> OCP FP8 e4m3 bits, round to nearest even; finite values beyond the
+/// largest (448) and infinities saturate to +-448 (PTX's cvt .satfinite), NaN
+/// becomes 0x7f with the sign.
+uint8_t floatToE4M3Bits(float value);
+/// e4m3 bits -> float (exact; 0x7f and 0xff are NaN).
+float e4m3BitsToFloat(uint8_t bits);
 
 /// splitmix64 step (Steele, Lea, Flood 2014): advances `state`, returns the next output.
 uint64_t splitmix64(uint64_t &state);

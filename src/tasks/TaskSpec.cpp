@@ -38,7 +38,7 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::F32, "f32", 4}, {ElementType::F64, "f64", 8}, {ElementType::F16, "f16", 2},
     {ElementType::BF16, "bf16", 2}, {ElementType::I8, "i8", 1},  {ElementType::U8, "u8", 1},
     {ElementType::I32, "i32", 4}, {ElementType::U32, "u32", 4}, {ElementType::I64, "i64", 8},
-    {ElementType::U64, "u64", 8},
+    {ElementType::U64, "u64", 8}, {ElementType::E4M3, "e4m3", 1},
 };
 } // namespace
 
@@ -54,7 +54,7 @@ std::optional<ElementType> parseElementType(std::string_view name) {
   return std::nullopt;
 }
 
-const char *validElementTypeNames() { return "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64"; }
+const char *validElementTypeNames() { return "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64 e4m3"; }
 
 size_t elementSize(ElementType type) {
   for (const TypeInfo &info : kTypes)
@@ -64,7 +64,7 @@ size_t elementSize(ElementType type) {
 
 bool isFloatingType(ElementType type) {
   return type == ElementType::F32 || type == ElementType::F64 || type == ElementType::F16 ||
-         type == ElementType::BF16;
+         type == ElementType::BF16 || type == ElementType::E4M3;
 }
 
 bool isSignedIntegerType(ElementType type) {
@@ -171,6 +171,7 @@ Tolerance defaultTolerance(ElementType type) {
   case ElementType::F32: tolerance.atol = tolerance.rtol = 1e-5; break;
   case ElementType::F16: tolerance.atol = tolerance.rtol = 1e-3; break;
   case ElementType::BF16: tolerance.atol = tolerance.rtol = 1e-2; break;
+  case ElementType::E4M3: tolerance.atol = tolerance.rtol = 1e-1; break; // 3 mantissa bits
   default: tolerance.atol = tolerance.rtol = 0.0; break;
   }
   return tolerance;
@@ -750,6 +751,8 @@ void parseTensorMap(Validator &v, const toml::node *node, const toml::source_reg
   if (typeKnown && map.oobFill == MapOobFill::Nan && !isFloatingType(param.type))
     v.error(table->get("oob_fill")->source(),
             where + "oob_fill 'nan' needs a floating type, not " + elementTypeName(param.type));
+  else if (typeKnown && map.oobFill == MapOobFill::Nan && param.type == ElementType::E4M3)
+    v.error(table->get("oob_fill")->source(), where + "oob_fill 'nan' fills 16-bit or wider elements; e4m3 takes 'zero'");
   param.tensorMap = std::move(map);
 }
 
@@ -802,7 +805,7 @@ void parseParam(Validator &v, const toml::node &node, size_t index, const std::v
       param.type = *type;
       typeOk = true;
     } else {
-      std::vector<std::string_view> valid = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "u32", "i64", "u64"};
+      std::vector<std::string_view> valid = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "u32", "i64", "u64", "e4m3"};
       v.error(table->get("type")->source(), context + "unknown type '" + *typeText + "'" + suggestion(base, valid) +
                                                 " (valid: " + validElementTypeNames() +
                                                 ", with a trailing * for pointers)");

@@ -18,13 +18,15 @@
 namespace ptxforge::tasks {
 
 /// Element type of a parameter (the part of `type` before an optional '*').
-enum class ElementType { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
+/// E4M3 is OCP FP8 (1 sign, 4 exponent bits biased by 7, 3 mantissa bits; no
+/// infinities, 0x7f/0xff NaN, largest finite 448): the inputs of fp8 tensor cores.
+enum class ElementType { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64, E4M3 };
 
 /// "f32", "bf16", ...
 const char *elementTypeName(ElementType type);
 /// Parses a type name without the pointer star; nullopt for unknown names.
 std::optional<ElementType> parseElementType(std::string_view name);
-/// "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64", for error messages.
+/// "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64 e4m3", for error messages.
 const char *validElementTypeNames();
 /// Size in bytes of one element.
 size_t elementSize(ElementType type);

@@ -72,6 +72,7 @@ double decodeElement(tasks::ElementType type, const uint8_t *data, size_t index)
   case tasks::ElementType::U32: return load(uint32_t{});
   case tasks::ElementType::I64: return static_cast<double>(load(int64_t{}));
   case tasks::ElementType::U64: return static_cast<double>(load(uint64_t{}));
+  case tasks::ElementType::E4M3: return tasks::e4m3BitsToFloat(load(uint8_t{}));
   }
   return 0;
 }

@@ -139,6 +139,7 @@ std::vector<uint8_t> poisonElement(tasks::ElementType type, uint64_t salt, std::
     case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | 0x7f80'0001ull; break;
     case tasks::ElementType::F16: bits = (bits & 0x83ffull) | 0x7c01ull; break;
     case tasks::ElementType::BF16: bits = (bits & 0x807full) | 0x7f81ull; break;
+    case tasks::ElementType::E4M3: bits = (bits & 0x80ull) | 0x7full; break; // e4m3 has one NaN per sign
     default: break;
     }
   } else {
@@ -147,6 +148,7 @@ std::vector<uint8_t> poisonElement(tasks::ElementType type, uint64_t salt, std::
     case tasks::ElementType::F32: bits = (bits & 0x807f'ffffull) | ((127 + 6 + exponentStep) << 23); break;
     case tasks::ElementType::F16: bits = (bits & 0x83ffull) | ((15 + 6 + exponentStep) << 10); break;
     case tasks::ElementType::BF16: bits = (bits & 0x807full) | ((127 + 6 + exponentStep) << 7); break;
+    case tasks::ElementType::E4M3: bits = (bits & 0x83ull) | ((7 + 6 + exponentStep % 3) << 3); break; // 64 .. 352
     default: break;
     }
   }

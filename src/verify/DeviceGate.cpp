@@ -29,7 +29,7 @@ typedef long long i64;
 typedef unsigned int u32;
 typedef unsigned short u16;
 
-enum { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
+enum { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64, E4M3 };
 enum { UNIFORM, INT, CONST, IOTA, INDEX_MOD };
 
 __device__ __forceinline__ u64 mix(u64 z) {
@@ -61,6 +61,33 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
   return h;
 }
 __device__ __forceinline__ float bf16ToFloat(u16 h) { return __uint_as_float(((u32)h) << 16); }
+// tasks::floatToE4M3Bits step for step (round to nearest even, saturating at
+// +-448; cvt's e4m3x2 form would need sm_89).
+__device__ __forceinline__ unsigned char floatToE4M3(float f) {
+  const u32 bits = __float_as_uint(f), sign = (bits >> 24) & 0x80u, magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return (unsigned char)(sign | 0x7fu);
+  const u32 exponent = magnitude >> 23;
+  if (exponent >= 121) {
+    if (exponent > 135) return (unsigned char)(sign | 0x7eu);
+    const u32 mantissa = magnitude & 0x7fffffu, rest = mantissa & 0xfffffu;
+    u32 result = ((exponent - 120) << 3) | (mantissa >> 20);
+    if (rest > 0x80000u || (rest == 0x80000u && (result & 1u))) ++result;
+    return (unsigned char)(sign | min(result, 0x7eu));
+  }
+  if (magnitude <= 0x3a800000u) return (unsigned char)sign;
+  const u32 mantissa = (magnitude & 0x7fffffu) | 0x800000u, shift = 141 - exponent;
+  u32 result = mantissa >> shift;
+  const u32 rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (result & 1u))) ++result;
+  return (unsigned char)(sign | result);
+}
+__device__ __forceinline__ float e4m3ToFloat(unsigned char b) {
+  const u32 exponent = (b >> 3) & 0xfu, mantissa = b & 0x7u;
+  float magnitude = (b & 0x7fu) == 0x7fu ? __int_as_float(0x7fffffff)
+                  : exponent == 0        ? (float)mantissa * 0.001953125f
+                                         : __uint_as_float(((exponent + 120) << 23) | (mantissa << 20));
+  return (b & 0x80u) ? -magnitude : magnitude;
+}
 
 __device__ __forceinline__ u64 integerBits(double value) {
   if (value >= 18446744073709551616.0) return ~0ull;
@@ -83,6 +110,7 @@ __device__ __forceinline__ void storeAs(unsigned char *out, u64 i, int type, dou
   case F64: ((double *)out)[i] = value; break;
   case F16: ((u16 *)out)[i] = floatToHalf(__double2float_rn(value)); break;
   case BF16: ((u16 *)out)[i] = floatToBf16(__double2float_rn(value)); break;
+  case E4M3: out[i] = floatToE4M3(__double2float_rn(value)); break;
   default: storeInteger(out, i, type, integerBits(value)); break;
   }
 }
@@ -92,6 +120,7 @@ __device__ __forceinline__ double roundTrip(int type, double value) {
   case F32: return (double)__double2float_rn(value);
   case F16: return (double)halfToFloat(floatToHalf(__double2float_rn(value)));
   case BF16: return (double)bf16ToFloat(floatToBf16(__double2float_rn(value)));
+  case E4M3: return (double)e4m3ToFloat(floatToE4M3(__double2float_rn(value)));
   default: return value;
   }
 }
@@ -100,7 +129,7 @@ extern "C" __global__ void ptxforge_gate_fill(unsigned char *out, u64 count, u64
                                               double lo, double hi, double value, u64 low, u64 span,
                                               u64 threshold, u64 modulus) {
   const u64 stride = (u64)gridDim.x * blockDim.x;
-  const bool floating = type <= BF16;
+  const bool floating = type <= BF16 || type == E4M3;
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
     switch (dist) {
     case UNIFORM: {
@@ -137,6 +166,7 @@ __device__ __forceinline__ double decode(const unsigned char *data, u64 i, int t
   case F64: return ((const double *)data)[i];
   case F16: return (double)halfToFloat(((const u16 *)data)[i]);
   case BF16: return (double)bf16ToFloat(((const u16 *)data)[i]);
+  case E4M3: return (double)e4m3ToFloat(data[i]);
   case I8: return (double)(signed char)data[i];
   case U8: return (double)data[i];
   case I32: return (double)((const int *)data)[i];
@@ -181,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(256) ptxforge_gate_compare(
   __shared__ Partial shared[256];
   const u64 stride = (u64)gridDim.x * blockDim.x;
   const u64 start = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  const bool floating = type <= BF16;
+  const bool floating = type <= BF16 || type == E4M3;
   Partial p = {0, 0, 0, ~0ull, 0, 0.0, 0.0};
   for (u64 i = start; i < count; i += stride) {
     double g = decode(got, i, type), w = decode(want, i, type);

@@ -14,7 +14,8 @@ exec::TensorMapDataType mapDataType(tasks::ElementType type) {
   case T::F16: return D::F16;
   case T::BF16: return D::BF16;
   case T::I8:
-  case T::U8: return D::U8; // the copy engine moves bytes; signedness only matters to the kernel
+  case T::U8:
+  case T::E4M3: return D::U8; // the copy engine moves bytes; signedness and fp8 only matter to the kernel
   case T::I32: return D::I32;
   case T::U32: return D::U32;
   case T::I64: return D::I64;

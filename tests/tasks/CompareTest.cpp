@@ -97,6 +97,17 @@ TEST(Compare, HalfAndBf16AreDecoded) {
   EXPECT_EQ(formatElement(ElementType::BF16, bfGot.data(), 0), "3.015625");
 }
 
+TEST(Compare, E4M3IsDecoded) {
+  const uint8_t want[] = {0x38, 0x40, 0x7e};  // 1, 2, 448
+  const uint8_t got[] = {0x39, 0x48, 0x7f};   // 1.125 (one ulp), 4, NaN
+  CompareResult result = compareBuffers(ElementType::E4M3, got, want, 3, defaultTolerance(ElementType::E4M3));
+  EXPECT_EQ(result.mismatches, 2u);
+  EXPECT_EQ(*result.firstMismatch, 1u);
+  EXPECT_EQ(result.firstGotText, "4");
+  EXPECT_EQ(formatElement(ElementType::E4M3, got, 0), "1.125");
+  EXPECT_EQ(formatElement(ElementType::E4M3, got, 2), "nan");
+}
+
 TEST(Compare, EmptyBuffersPass) {
   CompareResult result = compareBuffers(ElementType::F64, nullptr, nullptr, 0, tolerance(0, 0));
   EXPECT_TRUE(result.passed);

@@ -42,6 +42,55 @@ float f(uint32_t bits) { return std::bit_cast<float>(bits); }
 
 } // namespace
 
+TEST(E4M3, EveryCodeDecodesAndEncodesBack) {
+  for (int code = 0; code < 256; ++code) {
+    const uint8_t bits = static_cast<uint8_t>(code);
+    const float value = e4m3BitsToFloat(bits);
+    if ((code & 0x7f) == 0x7f) {
+      EXPECT_TRUE(std::isnan(value)) << code;
+      EXPECT_EQ(floatToE4M3Bits(value) & 0x7f, 0x7f) << code;
+      continue;
+    }
+    EXPECT_EQ(floatToE4M3Bits(value), bits) << code << " = " << value;
+  }
+  // Monotone over the positive codes: each is above the one before.
+  for (int code = 1; code < 0x7f; ++code) EXPECT_LT(e4m3BitsToFloat(code - 1), e4m3BitsToFloat(code)) << code;
+}
+
+TEST(E4M3, KnownValuesAndRounding) {
+  EXPECT_EQ(e4m3BitsToFloat(0x38), 1.0f);
+  EXPECT_EQ(e4m3BitsToFloat(0x7e), 448.0f);              // largest finite
+  EXPECT_EQ(e4m3BitsToFloat(0x08), std::ldexp(1.0f, -6)); // smallest normal
+  EXPECT_EQ(e4m3BitsToFloat(0x01), std::ldexp(1.0f, -9)); // smallest subnormal
+  EXPECT_EQ(e4m3BitsToFloat(0xb8), -1.0f);
+  EXPECT_EQ(floatToE4M3Bits(1.0625f), 0x38);  // a tie between 1 and 1.125 goes to even (1)
+  EXPECT_EQ(floatToE4M3Bits(1.1875f), 0x3a);  // a tie between 1.125 and 1.25 goes to even (1.25)
+  EXPECT_EQ(floatToE4M3Bits(1.07f), 0x39);    // above the tie
+  EXPECT_EQ(floatToE4M3Bits(1.96875f), 0x40); // 1.875 + more than half an ulp carries into 2
+  EXPECT_EQ(floatToE4M3Bits(460.0f), 0x7e);   // rounds to 448
+  EXPECT_EQ(floatToE4M3Bits(470.0f), 0x7e);   // would round to 480, the NaN code: saturates
+  EXPECT_EQ(floatToE4M3Bits(1e9f), 0x7e);
+  EXPECT_EQ(floatToE4M3Bits(-std::numeric_limits<float>::infinity()), 0xfe);
+  EXPECT_EQ(floatToE4M3Bits(std::ldexp(1.0f, -10)), 0x00);       // half the smallest subnormal: even 0
+  EXPECT_EQ(floatToE4M3Bits(std::ldexp(1.5f, -10)), 0x01);       // above half
+  EXPECT_EQ(floatToE4M3Bits(std::ldexp(3.0f, -10)), 0x02);       // 1.5 units: tie to even 2
+  EXPECT_EQ(floatToE4M3Bits(std::ldexp(7.5f, -9)), 0x08);        // the largest subnormal's tie carries into 2^-6
+  EXPECT_EQ(floatToE4M3Bits(-0.0f), 0x80);
+}
+
+TEST(E4M3, UniformInputsLieInTheRange) {
+  std::vector<std::byte> bytes = generateInput(param("a", ElementType::E4M3, uniform(-2.0, 2.0)), 5000, 42, 0);
+  ASSERT_EQ(bytes.size(), 5000u);
+  int negative = 0;
+  for (std::byte b : bytes) {
+    float value = e4m3BitsToFloat(static_cast<uint8_t>(b));
+    ASSERT_TRUE(value >= -2.0f && value < 2.0f) << value;
+    negative += value < 0;
+  }
+  EXPECT_GT(negative, 2000);
+  EXPECT_LT(negative, 3000);
+}
+
 TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(floatToHalfBits(0.0f), 0x0000);
   EXPECT_EQ(floatToHalfBits(-0.0f), 0x8000);

@@ -140,7 +140,7 @@ TEST(TaskSpec, UnknownParamKey) {
 TEST(TaskSpec, UnknownType) {
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "type = \"f32*\"\nrole = \"input\"", "type = \"f31*\"\nrole = \"input\"")),
             "task.toml:16:8: param 'x': unknown type 'f31*' (did you mean 'f32'?) (valid: f32 f64 f16 bf16 i8 u8 i32 u32 "
-            "i64 u64, with a trailing * for pointers)");
+            "i64 u64 e4m3, with a trailing * for pointers)");
 }
 
 TEST(TaskSpec, UnknownRole) {

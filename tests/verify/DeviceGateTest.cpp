@@ -122,7 +122,7 @@ TEST(DeviceGate, GeneratesTheHostsBytesForEveryTypeAndDistribution) {
   SKIP_WITHOUT_GATE();
   const ElementType all[] = {ElementType::F32, ElementType::F64, ElementType::F16, ElementType::BF16,
                              ElementType::I8,  ElementType::U8,  ElementType::I32, ElementType::U32,
-                             ElementType::I64, ElementType::U64};
+                             ElementType::I64, ElementType::U64, ElementType::E4M3};
   for (ElementType type : all) {
     expectGenerated(param("u", type, uniform(-1.0, 1.0)), 3001, 7, 0);
     // A range narrower than the type's spacing near it: redraws.
@@ -141,6 +141,9 @@ TEST(DeviceGate, GeneratesTheHostsBytesForEveryTypeAndDistribution) {
   expectGenerated(param("wide16", ElementType::F16, uniform(-1e5, 1e5)), 2000, 17, 0);
   expectGenerated(param("widebf", ElementType::BF16, uniform(-1e30, 1e30)), 2000, 19, 0);
   expectGenerated(param("tiny16", ElementType::F16, uniform(-1e-6, 1e-6)), 2000, 23, 0);
+  // e4m3: saturation past 448 and the subnormals.
+  expectGenerated(param("wide8", ElementType::E4M3, uniform(-1000.0, 1000.0)), 2000, 29, 0);
+  expectGenerated(param("tiny8", ElementType::E4M3, uniform(-0.02, 0.02)), 2000, 31, 0);
 }
 
 TEST(DeviceGate, NormalStaysOnTheHost) {
@@ -220,6 +223,12 @@ TEST(DeviceGate, ComparesAsTheHostDoes) {
     half.atol = 1e-3, half.rtol = 1e-3;
     expectSameComparison(ElementType::F16, bytesOf(got), bytesOf(want), half, "f16");
     expectSameComparison(ElementType::BF16, bytesOf(got), bytesOf(want), half, "bf16 bits");
+    std::vector<uint8_t> got8, want8;
+    for (int i = 0; i < 1001; ++i) {
+      want8.push_back(tasks::floatToE4M3Bits(static_cast<float>(i % 200 - 100) * 0.05f));
+      got8.push_back(i % 89 == 0 ? 0x7f : tasks::floatToE4M3Bits(static_cast<float>(i % 200 - 100) * 0.05f + (i % 37 == 0 ? 1.0f : 0.0f)));
+    }
+    expectSameComparison(ElementType::E4M3, got8, want8, half, "e4m3");
   }
   // Integers: exact without atol, within atol when given; 64-bit values past 2^53.
   {

@@ -86,6 +86,7 @@ const char *cTypeName(tasks::ElementType type) {
   case tasks::ElementType::U32: return "unsigned";
   case tasks::ElementType::I64: return "long long";
   case tasks::ElementType::U64: return "unsigned long long";
+  case tasks::ElementType::E4M3: return "__nv_fp8_e4m3";
   }
   return "?";
 }
