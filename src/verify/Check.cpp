@@ -1743,8 +1743,12 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   if (primary.emulated())
     return finish(Verdict::Correct, Stage::Execute,
                   fmt::format("correct on {} in the emulator; not timed (timing needs a GPU)", checked));
-  if (!options.benchmark)
+  // Nsight Compute on one launch of each, on a GPU, off the timed path.
+  const bool underNcu = options.profile && !primary.emulated();
+  if (!options.benchmark) {
+    if (underNcu) addNcuProfile(task, candidate, *reference, result);
     return finish(Verdict::Correct, Stage::Execute, fmt::format("correct on {}{}; not timed", checked, sanitized));
+  }
 
   // 5. Benchmark: the largest checked shape, then a re-check.
   result.stage = Stage::Benchmark;
@@ -1752,6 +1756,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   if (!ok) return ok.error();
   if (!*ok) return finish(result.verdict, Stage::Benchmark, "");
   const BenchmarkReport &report = result.benchmarks.back();
+  if (underNcu) addNcuProfile(task, candidate, *reference, result);
   return finish(Verdict::Correct, Stage::Done,
                 fmt::format("correct on {}{}; {:.2f}x the nvcc baseline on {} [{:.2f}, {:.2f}]", checked, sanitized,
                             report.speedup, tasks::shapeToString(report.shape), report.speedupLow, report.speedupHigh));
@@ -2004,6 +2009,7 @@ static nlohmann::json toJsonWithoutProfile(const CheckResult &result) {
 nlohmann::json toJson(const CheckResult &result) {
   nlohmann::json json = toJsonWithoutProfile(result);
   if (result.profile) json["profile"] = toJson(*result.profile);
+  if (result.ncuProfile) json["profile"]["ncu"] = toJson(*result.ncuProfile);
   return json;
 }
 
@@ -2042,6 +2048,7 @@ std::string formatText(const CheckResult &result) {
     out += "\n";
   }
   if (result.profile) out += formatProfileText(*result.profile);
+  if (result.ncuProfile) out += formatNcuText(*result.ncuProfile);
   return out;
 }
 

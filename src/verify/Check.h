@@ -13,6 +13,7 @@
 #include "tasks/TaskSpec.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Occupancy.h"
+#include "verify/NcuProfile.h"
 #include "verify/ProfileReport.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -68,7 +69,9 @@ struct CheckOptions {
   std::vector<size_t> sanitizerShapeIndices; ///< empty: the task's small shapes
   /// After a correct verdict, profile the candidate and the reference in the
   /// emulator (the primary executor, or `sanitizer` on a GPU machine) on the
-  /// largest small shape: CheckResult::profile (verify/Profile.h).
+  /// largest small shape: CheckResult::profile (verify/Profile.h). On a GPU,
+  /// also Nsight Compute on one launch of each, after the benchmark:
+  /// CheckResult::ncuProfile (verify/NcuProfile.h).
   bool profile = false;
 };
 
@@ -160,6 +163,10 @@ struct CheckResult {
   std::string sanitizer; ///< the second executor's device ("" when none ran)
   std::optional<OccupancyReport> occupancy; ///< when it compiled and a launch was resolved
   std::optional<ProfileReport> profile;     ///< CheckOptions::profile, when the candidate was correct
+  /// CheckOptions::profile on a GPU, when the candidate was correct: Nsight
+  /// Compute's figures of one launch of the candidate and of the reference
+  /// (verify/NcuProfile.h), or why there are none (its `error`).
+  std::optional<NcuProfileReport> ncuProfile;
   StageTimes times;
   // Provenance.
   std::string task;

@@ -419,11 +419,21 @@ Result<CheckResult> checkResultFromJson(const nlohmann::json &json) {
     Reader reader;
     CheckResult result = readCheckResult(reader, Node{&json, ""});
     if (reader.failed()) return reader.error();
-    if (auto profile = json.find("profile"); profile != json.end()) {
+    // /profile holds the emulator's profile, Nsight Compute's (/profile/ncu),
+    // or both: on a GPU without the emulator only the second.
+    const bool ncuAlone = json.contains("profile") && json["profile"].is_object() && json["profile"].size() == 1 &&
+                          json["profile"].contains("ncu");
+    if (auto profile = json.find("profile"); profile != json.end() && !ncuAlone) {
       Result<ProfileReport> report = profileReportFromJson(*profile);
       if (!report) return makeError(ErrorKind::InvalidInput, "check result JSON: /profile: " + report.error().message);
       result.profile = std::move(*report);
     }
+    if (auto profile = json.find("profile"); profile != json.end() && profile->is_object())
+      if (auto ncu = profile->find("ncu"); ncu != profile->end()) {
+        Result<NcuProfileReport> report = ncuProfileFromJson(*ncu);
+        if (!report) return makeError(ErrorKind::InvalidInput, "check result JSON: " + report.error().message);
+        result.ncuProfile = std::move(*report);
+      }
     return result;
   } catch (const nlohmann::json::exception &e) {
     return makeError(ErrorKind::InvalidInput, std::string("check result JSON: ") + e.what());

@@ -338,7 +338,8 @@ void registerCheck(CLI::App &app, int &exitCode) {
   check->add_flag("--no-lint", cli.noLint, "Go on past lint errors (to find lint false positives)");
   check->add_flag("--profile", cli.profile,
                   "After a correct verdict, profile the candidate and the reference in the emulator (bank conflicts, "
-                  "sectors per request per line) and estimate their time ratio (docs/emulator.md)");
+                  "sectors per request per line) and estimate their time ratio (docs/emulator.md); on a GPU, also "
+                  "Nsight Compute on one launch of each (profile.ncu, docs/profile.md)");
   check->callback([shared, &exitCode] { exitCode = runCheck(*shared); });
 }
 
