@@ -19,12 +19,13 @@ python3 - "$work/first.json" <<'PY'
 import json, sys
 summary = json.load(open(sys.argv[1]))
 stages = {s["stage"]: (s["in"], s["dropped"]) for s in summary["stages"]}
-# Which input trips each stage (43 files x 2 flag sets = 86 compiles):
+# Which input trips each stage (44 files x 2 flag sets = 88 compiles):
 expected = {
-    "nvrtc": (86, 2),           # inputs/nvrtc_error.cu, both flag sets
+    "nvrtc": (88, 2),           # inputs/nvrtc_error.cu, both flag sets
     # inputs/lint_error.cu (an opcode that does not exist, in inline asm) and
     # tma_transpose_2d (cp.async.bulk.tensor and mbarrier waits need sm_90; this config is sm_80)
-    "lint": (138, 4),
+    # and fp8_gemm_e4m3 (cvt from e4m3x2 needs sm_89)
+    "lint": (140, 6),
     "compile": (134, 2),        # inputs/compile_error.cu: 80 KB of static shared memory
     "size": (132, 6),           # > 1500 PTX lines: inputs/big_unrolled.cu, conv2d_3x3, hgemm
     "spill": (126, 1),          # sgemm_register_4x4 under -maxrregcount=32
@@ -32,9 +33,9 @@ expected = {
     "near-dedupe": (115, 2),    # reduce_sum_tree<256> next to reduce_sum_tree<128>
 }
 assert stages == expected, f"stage counts {stages} != {expected}"
-assert summary["units"] == 86 and summary["compiled"] == 86 and summary["cached"] == 0, summary
+assert summary["units"] == 88 and summary["compiled"] == 88 and summary["cached"] == 0, summary
 assert summary["rows"] == 113 and summary["shards"] == 3, summary
-assert summary["sources"] == 43, summary
+assert summary["sources"] == 44, summary
 print("first build: counts per stage as expected")
 PY
 for f in "$out"/data/train-0000{0,1,2}-of-00003.jsonl "$out/README.md" "$out/build.json" "$out/rejected.jsonl"; do
@@ -48,20 +49,20 @@ cp "$out/README.md" "$work/README-first.md"
 
 # The second build of the same sources compiles nothing and writes the same rows and card.
 "$bin" corpus build "${sources[@]}" --config "$config" --out "$out" -j 2 > "$work/second.txt" 2> "$work/second.err"
-grep -q "compiled 0, cached 86" "$work/second.txt" || { cat "$work/second.txt"; exit 1; }
-grep -q "compiles (compiled 0, cached 86)" "$work/second.err" || { echo "no progress line:"; cat "$work/second.err"; exit 1; }
+grep -q "compiled 0, cached 88" "$work/second.txt" || { cat "$work/second.txt"; exit 1; }
+grep -q "compiles (compiled 0, cached 88)" "$work/second.err" || { echo "no progress line:"; cat "$work/second.err"; exit 1; }
 diff -r "$work/data-first" "$out/data"
 cmp "$work/README-first.md" "$out/README.md"
-echo "second build: compiled 0, cached 86, same output"
+echo "second build: compiled 0, cached 88, same output"
 
 # A cache entry someone edited (well-formed JSON, wrong fields) and one cut short are compiled
 # again, and the output is still the same.
 entries=($(find "$out/cache" -name '*.json' | sort))
-[ "${#entries[@]}" = 86 ] || { echo "${#entries[@]} cache entries, not 86"; exit 1; }
+[ "${#entries[@]}" = 88 ] || { echo "${#entries[@]} cache entries, not 88"; exit 1; }
 printf '{"format": "ptxforge-corpus-cache-2", "nvrtc_error": null, "kernels": [{"entry": 1}]}' > "${entries[0]}"
 head -c 100 "${entries[1]}" > "$work/cut" && mv "$work/cut" "${entries[1]}"
 "$bin" corpus build "${sources[@]}" --config "$config" --out "$out" -j 2 -q > "$work/third.txt"
-grep -q "compiled 2, cached 84" "$work/third.txt" || { cat "$work/third.txt"; exit 1; }
+grep -q "compiled 2, cached 86" "$work/third.txt" || { cat "$work/third.txt"; exit 1; }
 diff -r "$work/data-first" "$out/data"
 echo "third build: two damaged cache entries compiled again, same output"
 
