@@ -66,9 +66,9 @@ for run in runs:
     except Exception as e:
         print(f"## {name}\n\nno JSON: {e}\n"); continue
     ncu = (doc.get("profile") or {}).get("ncu")
-    bench = (doc.get("benchmarks") or [{}])[-1]
+    bench = (doc.get("timing") or [{}])[-1]
     print(f"## {name} on {ncu.get('shape') if ncu else '?'}: {doc.get('verdict')}, "
-          f"{bench.get('speedup', 0):.2f}x the nvcc baseline (median {bench.get('candidate', {}).get('median', 0):.4f} ms)\n")
+          f"{bench.get('speedup', 0):.2f}x the nvcc baseline (median {bench.get('candidate', {}).get('median_ms', 0):.4f} ms)\n")
     if not ncu:
         print("no profile.ncu\n"); continue
     if ncu.get("error"): print(f"error: {ncu['error']}\n")

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -69,6 +70,37 @@ TEST(NcuCsv, ReadsTheDetailsPageRecordedOnAnH200) {
   EXPECT_EQ(metric("global_load_sectors_per_request").reference, 4.0);
   EXPECT_EQ(metric("shared_load_bank_conflicts").candidate, 0.0);
   EXPECT_FALSE(metric("time").candidate); // not in that run's metric list
+}
+
+// The raw page that `check --profile` got from ncu 2025.3.1.0 on the H200
+// (2026-12-02) for a tiled transpose without the padding column
+// (tests/emu/ProfileKernels/transpose_2d_unpadded.ptx) on 4096 x 4096: every
+// metric of the set is there, the column reads conflict 32 ways.
+TEST(NcuCsv, ReadsTheRawPageRecordedOnAnH200) {
+  Result<std::vector<NcuKernelRow>> rows =
+      parseNcuCsv(readText(PTXFORGE_SOURCE_DIR "/tests/verify/ncu/transpose_2d_unpadded_raw_h200.csv"));
+  ASSERT_TRUE(rows) << render(rows.error());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().kernelName, "transpose_2d");
+  EXPECT_EQ(rows->front().gridSize, "(128, 128, 1)");
+  NcuProfileReport report = pairNcuRows(&rows->front(), nullptr);
+  std::map<std::string, double> values;
+  for (const NcuMetricPair &metric : report.metrics) {
+    EXPECT_TRUE(metric.candidate) << metric.key << " (" << metric.ncuMetric << ") missing";
+    if (metric.candidate) values[metric.key] = *metric.candidate;
+  }
+  EXPECT_EQ(values["time"], 78688); // nanoseconds, as --print-units base prints them
+  EXPECT_EQ(values["registers"], 22);
+  EXPECT_EQ(values["shared_load_wavefronts"], 17007867);
+  EXPECT_EQ(values["shared_load_bank_conflicts"], 16483579);
+  EXPECT_EQ(values["global_load_sectors_per_request"], 4);
+  EXPECT_EQ(values["global_store_sectors_per_request"], 4);
+  EXPECT_DOUBLE_EQ(values["achieved_occupancy"], 92.69);
+  ASSERT_GE(report.stalls.size(), 3u);
+  EXPECT_EQ(report.stalls[0].reason, "short_scoreboard");
+  EXPECT_DOUBLE_EQ(*report.stalls[0].candidate, 19.97);
+  EXPECT_EQ(report.stalls[1].reason, "long_scoreboard");
+  EXPECT_EQ(report.stalls[2].reason, "mio_throttle");
 }
 
 // The raw page, as `check --profile` asks for it: one record per launch, a
