@@ -20,6 +20,12 @@ ColumnMajorCall columnMajorCall(const LibraryCall &call) {
   blas.lda = call.n; // BLAS's A is the row-major B (k x n)
   blas.ldb = call.k; // BLAS's B is the row-major A (m x k)
   blas.ldc = call.n;
+  if (call.op == LibraryOp::GemmBf16F32) {
+    // b is n x k row-major: column-major, the k x n matrix b^T with leading
+    // dimension k, so BLAS's A (m x k = n x k) is its transpose.
+    blas.transposeA = true;
+    blas.lda = call.k;
+  }
   if (call.op == LibraryOp::GemmBatched) {
     blas.batch = call.batch;
     blas.strideA = call.k * call.n;

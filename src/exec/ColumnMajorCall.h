@@ -14,7 +14,7 @@ namespace ptxforge::exec {
 /// strides (elements). For gemv: y = op(A) x with A m x n (lda), x and y dense.
 struct ColumnMajorCall {
   bool isGemv = false;
-  bool transposeA = false; ///< op(A) = A^T (gemv only; gemm never transposes)
+  bool transposeA = false; ///< op(A) = A^T (gemv, and gemm_bf16_f32 whose b is n x k)
   /// BLAS's A is the LibraryCall's b operand (and BLAS's B its a): the
   /// operands swap when a row-major product becomes a column-major one.
   bool swapOperands = false;

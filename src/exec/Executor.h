@@ -193,9 +193,12 @@ enum class LibraryOp : uint8_t {
   GemmF16F32,  ///< the same with f16 a and b, f32 c, f32 accumulation
   GemmBatched, ///< `batch` f32 gemms, each operand's matrices stored one after another
   Gemv,        ///< c (m) = a (m x k) * b (k), f32: b is x, c is y; n is unused
+  /// c (m x n) = a (m x k) * b^T with b n x k ("K-major"), bf16 a and b, f32 c,
+  /// f32 accumulation
+  GemmBf16F32,
 };
 
-/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv" (the names task.toml uses).
+/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv", "gemm_bf16_f32" (the names task.toml uses).
 const char *libraryOpName(LibraryOp op);
 
 /// One operand: a buffer and where the data starts in it (the gate passes
@@ -221,7 +224,8 @@ struct LibraryOperandCounts {
   uint64_t a = 0, b = 0, c = 0;
 };
 LibraryOperandCounts libraryOperandCounts(const LibraryCall &call);
-/// Element sizes in bytes: {a, b, c} (2 for the f16 inputs of GemmF16F32, else 4).
+/// Element sizes in bytes: {a, b, c} (2 for the f16 or bf16 inputs of GemmF16F32 and
+/// GemmBf16F32, else 4).
 LibraryOperandCounts libraryElementBytes(LibraryOp op);
 
 // ---------------------------------------------------------------------------

@@ -652,6 +652,12 @@ Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
     status = library.gemmEx(raw, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, blasA, CUDA_R_16F, lda, blasB, CUDA_R_16F,
                             ldb, &zero, blasC, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     break;
+  case LibraryOp::GemmBf16F32:
+    function = "cublasGemmEx(bf16 x bf16^T -> f32, CUBLAS_COMPUTE_32F)";
+    status = library.gemmEx(raw, blas.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, blasA,
+                            CUDA_R_16BF, lda, blasB, CUDA_R_16BF, ldb, &zero, blasC, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT);
+    break;
   case LibraryOp::GemmBatched:
     function = "cublasSgemmStridedBatched";
     status = library.sgemmStridedBatched(raw, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one,

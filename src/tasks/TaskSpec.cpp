@@ -111,6 +111,8 @@ const VendorOpInfo kVendorOps[] = {
     {VendorOp::GemmBatched, "gemm_batched", {"a", "b", "c"}, {ElementType::F32, ElementType::F32, ElementType::F32},
      {"m", "n", "k", "batch"}},
     {VendorOp::Gemv, "gemv", {"a", "x", "y"}, {ElementType::F32, ElementType::F32, ElementType::F32}, {"m", "k"}},
+    {VendorOp::GemmBf16F32, "gemm_bf16_f32", {"a", "b", "c"},
+     {ElementType::BF16, ElementType::BF16, ElementType::F32}, {"m", "n", "k"}},
 };
 
 const VendorOpInfo &vendorOpInfo(VendorOp op) {
@@ -1058,6 +1060,7 @@ void checkVendorOnShape(const toml::table &vendorTable, const TaskSpec &task, co
   if (vendor.op == VendorOp::Gemv) needs = {Names{"m", "k"}, Names{"k"}, Names{"m"}};
   if (vendor.op == VendorOp::GemmBatched)
     needs = {Names{"batch", "m", "k"}, Names{"batch", "k", "n"}, Names{"batch", "m", "n"}};
+  if (vendor.op == VendorOp::GemmBf16F32) needs[1] = {"n", "k"}; // b is n x k (K-major)
   for (size_t index = 0; index < info.operands.size(); ++index) {
     const std::string operand = info.operands[index];
     const ParamSpec &param = *findParam(task, vendor.operands.at(operand));

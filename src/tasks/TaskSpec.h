@@ -153,9 +153,10 @@ enum class VendorOp {
   GemmF16F32,  ///< the same with f16 a and b, f32 c, f32 accumulation
   GemmBatched, ///< `batch` f32 gemms, the matrices of each operand one after another
   Gemv,        ///< y (m) = a (m x k) * x (k), f32
+  GemmBf16F32, ///< c (m x n) = a (m x k) * b^T, b n x k ("K-major"); bf16 a and b, f32 c
 };
 
-/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv".
+/// "gemm", "gemm_f16_f32", "gemm_batched", "gemv", "gemm_bf16_f32".
 const char *vendorOpName(VendorOp op);
 
 /// The task's operation in a vendor library: `ptxforge baseline` checks the

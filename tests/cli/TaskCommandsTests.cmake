@@ -27,7 +27,7 @@ task_cli_test(tasks_bad_level 2 "not in range" -- $<TARGET_FILE:ptxforge> tasks 
 task_cli_test(tasks_missing_root 2 "task search root is not a directory"
   -- $<TARGET_FILE:ptxforge> tasks --tasks-dir ${CMAKE_CURRENT_BINARY_DIR}/no-such-tasks-dir)
 task_cli_test(tasks_broken 1
-  "broken task .*bad_level&&bad_level/task\\.toml:2:[0-9]+: level must be 1, 2 or 3&&^saxpy +L1&&^24 tasks$"
+  "broken task .*bad_level&&bad_level/task\\.toml:2:[0-9]+: level must be 1, 2 or 3&&^saxpy +L1&&^25 tasks$"
   -- $<TARGET_FILE:ptxforge> tasks --tasks-dir ${broken_tasks})
 
 # task show

@@ -36,6 +36,17 @@ void hostSgemmNN(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, c
     }
 }
 
+/// C (m x n, ldc) = A^T * B, column-major, A k x m (lda).
+void hostSgemmTN(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                 int64_t ldc) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += a[p + i * lda] * b[p + j * ldb];
+      c[i + j * ldc] = sum;
+    }
+}
+
 /// y = op(A) x for a column-major m x n A (lda).
 void hostSgemv(bool transpose, int64_t m, int64_t n, const float *a, int64_t lda, const float *x, float *y) {
   const int64_t outputs = transpose ? n : m, inner = transpose ? m : n;
@@ -53,6 +64,10 @@ void runThroughColumnMajor(const LibraryCall &call, const float *a, const float 
   const float *blasB = blas.swapOperands ? a : b;
   if (blas.isGemv) {
     hostSgemv(blas.transposeA, blas.m, blas.n, blasA, blas.lda, blasB, c);
+    return;
+  }
+  if (blas.transposeA) {
+    hostSgemmTN(blas.m, blas.n, blas.k, blasA, blas.lda, blasB, blas.ldb, c, blas.ldc);
     return;
   }
   for (int64_t entry = 0; entry < blas.batch; ++entry)
@@ -78,7 +93,9 @@ std::vector<float> rowMajorProduct(const LibraryCall &call, const std::vector<fl
       for (int64_t j = 0; j < call.n; ++j) {
         float sum = 0;
         for (int64_t p = 0; p < call.k; ++p)
-          sum += a[e * call.m * call.k + i * call.k + p] * b[e * call.k * call.n + p * call.n + j];
+          sum += a[e * call.m * call.k + i * call.k + p] *
+                 (call.op == LibraryOp::GemmBf16F32 ? b[j * call.k + p] // b is n x k
+                                                    : b[e * call.k * call.n + p * call.n + j]);
         c[e * call.m * call.n + i * call.n + j] = sum;
       }
   return c;
@@ -108,7 +125,8 @@ LibraryCall callOf(LibraryOp op, int64_t m, int64_t n, int64_t k, int64_t batch 
 std::vector<LibraryCall> raggedCalls() {
   return {callOf(LibraryOp::Gemm, 37, 29, 23),       callOf(LibraryOp::Gemm, 1, 7, 5),
           callOf(LibraryOp::GemmF16F32, 33, 17, 9),  callOf(LibraryOp::GemmBatched, 13, 11, 7, 3),
-          callOf(LibraryOp::Gemv, 7, 0, 33),         callOf(LibraryOp::Gemv, 64, 0, 100)};
+          callOf(LibraryOp::Gemv, 7, 0, 33),         callOf(LibraryOp::Gemv, 64, 0, 100),
+          callOf(LibraryOp::GemmBf16F32, 19, 13, 24)};
 }
 
 /// An executor that implements nothing but what the default library calls need.
@@ -191,6 +209,15 @@ TEST(ColumnMajorCall, GemmSwapsOperandsAndLeadingDimensionsAreRowLengths) {
   EXPECT_EQ(gemv.m, 7);
   EXPECT_EQ(gemv.n, 100);
   EXPECT_EQ(gemv.lda, 7);
+  // b is n x k row-major: BLAS's A is its column-major k x n view, transposed.
+  const ColumnMajorCall kMajor = columnMajorCall(callOf(LibraryOp::GemmBf16F32, 100, 30, 8));
+  EXPECT_TRUE(kMajor.swapOperands);
+  EXPECT_TRUE(kMajor.transposeA);
+  EXPECT_EQ(kMajor.m, 30);
+  EXPECT_EQ(kMajor.n, 100);
+  EXPECT_EQ(kMajor.lda, 8);
+  EXPECT_EQ(kMajor.ldb, 8);
+  EXPECT_EQ(kMajor.ldc, 30);
 }
 
 TEST(LibraryCall, OperandCountsAndElementSizes) {
@@ -208,6 +235,8 @@ TEST(LibraryCall, OperandCountsAndElementSizes) {
   EXPECT_EQ(libraryElementBytes(LibraryOp::GemmF16F32).a, 2u);
   EXPECT_EQ(libraryElementBytes(LibraryOp::GemmF16F32).c, 4u);
   EXPECT_STREQ(libraryOpName(LibraryOp::GemmF16F32), "gemm_f16_f32");
+  EXPECT_EQ(libraryElementBytes(LibraryOp::GemmBf16F32).b, 2u);
+  EXPECT_STREQ(libraryOpName(LibraryOp::GemmBf16F32), "gemm_bf16_f32");
 }
 
 TEST(LibraryCall, ExecutorsWithoutALibrarySayUnavailable) {
@@ -294,7 +323,12 @@ void checkOnExecutor(Executor &executor, const char *label) {
       if (!buffer) return {};
       if (elementBytes == 2) {
         std::vector<uint16_t> halves(values.size());
-        for (size_t i = 0; i < values.size(); ++i) halves[i] = toHalf(values[i]);
+        for (size_t i = 0; i < values.size(); ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, &values[i], 4);
+          // bf16 is the top half of an f32 (exact for small integers).
+          halves[i] = call.op == LibraryOp::GemmBf16F32 ? static_cast<uint16_t>(bits >> 16) : toHalf(values[i]);
+        }
         EXPECT_TRUE(executor.copyToDevice(buffer->handle(), kOffset, halves.data(), halves.size() * 2));
       } else {
         EXPECT_TRUE(executor.copyToDevice(buffer->handle(), kOffset, values.data(), values.size() * 4));

@@ -103,7 +103,8 @@ TEST(Protocol, ResponseRoundTripKeepsEveryField) {
 
 TEST(Protocol, LibraryCallRequestsRoundTrip) {
   for (Op op : {Op::RunLibraryCall, Op::TimeLibraryCall})
-    for (LibraryOp libraryOp : {LibraryOp::Gemm, LibraryOp::GemmF16F32, LibraryOp::GemmBatched, LibraryOp::Gemv}) {
+    for (LibraryOp libraryOp :
+         {LibraryOp::Gemm, LibraryOp::GemmF16F32, LibraryOp::GemmBatched, LibraryOp::Gemv, LibraryOp::GemmBf16F32}) {
       Request request = sampleRequest();
       request.op = op;
       request.library.op = libraryOp;
