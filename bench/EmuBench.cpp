@@ -5,9 +5,12 @@
 // Each task is measured with 1 host thread and with all cores, side by side.
 //
 //   ptxforge_emu_bench [--tasks vector_add,softmax_rows,...] [--reps 5] [--json FILE] [--profile]
+//                      [--seed N] [--threads N]
 //
 // --profile runs every launch of the check with the emulator's profile on
-// (exec::LaunchConfig::profile), to measure what counting costs.
+// (exec::LaunchConfig::profile), to measure what counting costs. --seed pins
+// the checks' seed (the same inputs and drawn shapes in every repetition and
+// build, for profiling under valgrind); --threads runs one host thread count.
 #include "emu/EmuExecutor.h"
 #include "support/Stats.h"
 #include "tasks/Reference.h"
@@ -21,6 +24,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 using namespace ptxforge;
@@ -89,10 +93,14 @@ int main(int argc, char **argv) {
   int reps = 5;
   std::string jsonPath;
   bool profile = false;
+  std::optional<uint64_t> seed;
+  unsigned onlyThreads = 0;
   app.add_option("--tasks", names, "Tasks to run")->delimiter(',');
   app.add_option("--reps", reps, "Checks per task and thread count");
   app.add_option("--json", jsonPath, "Write the results here");
   app.add_flag("--profile", profile, "Profile every launch (what the emulator's profile costs)");
+  app.add_option("--seed", seed, "Pin the checks' seed (default: a fresh one per check, as the gate draws)");
+  app.add_option("--threads", onlyThreads, "Only this many host threads (default: 1, then every core)");
   CLI11_PARSE(app, argc, argv);
 
   Result<tasks::Suite> suite = tasks::loadSuite(tasks::taskSearchRoots());
@@ -103,6 +111,7 @@ int main(int argc, char **argv) {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<unsigned> threadCounts = {1};
   if (cores > 1) threadCounts.push_back(cores);
+  if (onlyThreads) threadCounts = {onlyThreads};
 
   nlohmann::json rows = nlohmann::json::array();
   fmt::print("| task | small shapes | host threads | check ms (median [p10, p90]) | launches | thread-instructions | "
@@ -131,6 +140,7 @@ int main(int argc, char **argv) {
         std::unique_ptr<exec::Executor> executor = emu::createEmuExecutor(options);
         verify::CheckOptions check;
         check.shapeIndices = task->smallShapes;
+        check.seed = seed;
         auto start = std::chrono::steady_clock::now();
         ProfilingExecutor profiling(*executor);
         Result<verify::CheckResult> result =

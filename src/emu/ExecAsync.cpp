@@ -406,12 +406,7 @@ uint8_t *globalRange(Warp &w, const Inst &in, unsigned lane, uint64_t address, u
 /// proxy-fence check.
 void asyncSharedWrite(Warp &w, Cta &cta, uint32_t offset, const uint8_t *data, uint32_t bytes) {
   std::memmove(cta.shared->data() + offset, data, bytes);
-  if (w.launch->checks.racecheck)
-    for (uint32_t i = 0; i < bytes; ++i) {
-      SharedShadow &s = (*cta.shadow)[offset + i];
-      s.writeEpoch = 0;
-      s.readEpoch = 0;
-    }
+  if (w.launch->checks.racecheck) cta.shadow->forget(offset, bytes);
   if (w.launch->checks.initcheck) std::fill_n(cta.sharedWritten->begin() + offset, bytes, cta.firstEpoch);
   AsyncState &state = *cta.async;
   if (!state.genericStamp.empty()) std::fill_n(state.genericStamp.begin() + offset, bytes, 0u);

@@ -32,8 +32,9 @@ struct CtaBuffers {
   std::vector<uint32_t> derived;
   std::vector<uint8_t> local;
   std::vector<uint8_t> shared;
-  std::vector<SharedShadow> shadow;
+  SharedRaceShadow shadow;
   std::vector<uint32_t> sharedWritten;
+  std::vector<uint32_t> sharedWordsWritten;
   std::vector<Warp> warps;
   AsyncState async; ///< for programs that use mbarriers or bulk copies
   Cta cta;
@@ -625,11 +626,15 @@ void setupCta(Launch &launch, uint64_t linearCta, CtaBuffers &host, uint32_t &ep
   // that differs per launch and per CTA makes a kernel that assumes zeros fail.
   host.shared.resize(sharedBytes);
   fillGarbage(host.shared.data(), sharedBytes, launch.salt ^ (linearCta << 20));
-  if (launch.checks.racecheck && host.shadow.size() < sharedBytes) host.shadow.resize(sharedBytes);
-  if (launch.checks.initcheck && host.sharedWritten.size() < sharedBytes) host.sharedWritten.resize(sharedBytes);
+  if (launch.checks.racecheck) host.shadow.resize(sharedBytes);
+  if (launch.checks.initcheck && host.sharedWritten.size() < sharedBytes) {
+    host.sharedWritten.resize(sharedBytes);
+    host.sharedWordsWritten.resize((sharedBytes + 3) / 4);
+  }
   cta.shared = &host.shared;
   cta.shadow = &host.shadow;
   cta.sharedWritten = &host.sharedWritten;
+  cta.sharedWordsWritten = &host.sharedWordsWritten;
   cta.epoch = ++epochCounter;
   cta.firstEpoch = cta.epoch;
   cta.clusterRank = place.rank;

@@ -228,7 +228,7 @@ namespace {
 /// racecheck's fatal finding for shared byte `address`, whose shadow `s`
 /// shows another warp's access in this barrier interval.
 [[gnu::noinline, gnu::cold]] void reportSharedRace(Warp &w, const Inst &inst, unsigned lane, uint64_t address,
-                                                   bool write, const SharedShadow &s) {
+                                                   bool write, const SharedAccessState &s) {
   const char *hazard;
   uint16_t otherWarp, otherLane;
   uint32_t otherLine;
@@ -237,10 +237,10 @@ namespace {
     otherWarp = s.writerWarp, otherLane = s.writerLane, otherLine = s.writeLine;
   } else {
     hazard = "write-after-read";
-    otherWarp = s.readerWarp == 0xffff ? s.writerWarp : s.readerWarp;
+    otherWarp = s.readerWarp == SharedRaceShadow::kSeveralWarps ? s.writerWarp : s.readerWarp;
     otherLane = s.readerLane, otherLine = s.readLine;
   }
-  std::string other = s.readerWarp == 0xffff && std::string_view(hazard) == "write-after-read"
+  std::string other = s.readerWarp == SharedRaceShadow::kSeveralWarps && std::string_view(hazard) == "write-after-read"
                           ? fmt::format("threads of several other warps (line {})", otherLine)
                           : fmt::format("thread {} (line {})",
                                         threadCoordinates(*w.launch, otherWarp * kWarpSize + otherLane), otherLine);
@@ -250,40 +250,51 @@ namespace {
                       hazard, address, write ? "write" : "read", other));
 }
 
+/// initcheck of shared bytes [address, address + bytes) one by one: a read
+/// (an atomic too: it reads first) of a byte no thread of this CTA wrote is
+/// reported; every byte is written in this CTA afterwards.
+void initcheckSharedBytes(Warp &w, const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write,
+                          bool atomic) {
+  uint32_t *written = w.cta->sharedWritten->data() + address;
+  const uint32_t mine = w.cta->firstEpoch;
+  for (uint32_t i = 0; i < bytes; ++i) {
+    if (written[i] == mine) continue;
+    // On a GPU such a byte holds whatever the SM ran before.
+    if (!write || atomic) reportUnwrittenShared(w, inst, lane, address + i, atomic);
+    written[i] = mine; // reported once per byte
+  }
+}
+
 } // namespace
 
 bool Warp::sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write,
                             bool atomic) {
   if (launch->checks.initcheck) {
-    uint32_t *written = cta->sharedWritten->data() + address;
     const uint32_t mine = cta->firstEpoch;
-    for (uint32_t i = 0; i < bytes; ++i) {
-      if (written[i] == mine) continue;
-      // A read (an atomic too: it reads first) of a byte no thread of this
-      // CTA wrote: on a GPU it holds whatever the SM ran before.
-      if (!write || atomic) reportUnwrittenShared(*this, inst, lane, address + i, atomic);
-      written[i] = mine; // reported once per byte
+    if (((address | bytes) & 3) == 0) [[likely]] {
+      // Whole words: a word known written needs nothing; the others take the
+      // bytes' path once, which leaves all four written.
+      uint32_t *words = cta->sharedWordsWritten->data();
+      for (uint64_t word = address >> 2, end = (address + bytes) >> 2; word < end; ++word)
+        if (words[word] != mine) [[unlikely]] {
+          initcheckSharedBytes(*this, inst, lane, word * 4, 4, write, atomic);
+          words[word] = mine;
+        }
+    } else {
+      initcheckSharedBytes(*this, inst, lane, address, bytes, write, atomic);
     }
   }
   if (launch->checks.racecheck && !atomic) {
-    SharedShadow *shadow = cta->shadow->data() + address;
-    const uint16_t me = static_cast<uint16_t>(index);
-    const uint32_t epoch = cta->epoch;
-    for (uint32_t i = 0; i < bytes; ++i) {
-      SharedShadow &s = shadow[i];
-      bool hazard = (s.writeEpoch == epoch && s.writerWarp != me) ||
-                    (write && s.readEpoch == epoch && s.readerWarp != me);
-      if (hazard) [[unlikely]] {
-        reportSharedRace(*this, inst, lane, address + i, write, s);
-        return false;
-      }
-      if (write) {
-        s.writeEpoch = epoch, s.writerWarp = me, s.writerLane = static_cast<uint16_t>(lane), s.writeLine = inst.line;
-      } else if (s.readEpoch != epoch) {
-        s.readEpoch = epoch, s.readerWarp = me, s.readerLane = static_cast<uint16_t>(lane), s.readLine = inst.line;
-      } else if (s.readerWarp != me) {
-        s.readerWarp = 0xffff;
-      }
+    SharedRaceShadow::Access a;
+    a.epoch = cta->epoch;
+    a.warp = static_cast<uint16_t>(index);
+    a.lane = static_cast<uint8_t>(lane);
+    a.write = write;
+    a.line = inst.line;
+    SharedRaceShadow::Conflict conflict;
+    if (!cta->shadow->access(address, bytes, a, conflict)) [[unlikely]] {
+      reportSharedRace(*this, inst, lane, conflict.address, write, conflict.state);
+      return false;
     }
   }
   if (cta->async && !atomic &&
@@ -436,6 +447,89 @@ bool Warp::crossCtaLanes(const Inst &inst, LaneMask active, size_t allocation, c
   return !faulted;
 }
 
+bool Warp::sharedLanesInOrder(const Inst &inst, LaneMask active, const uint64_t *address, uint64_t window,
+                              uint32_t bytes, bool write) {
+  // Lanes in order, as access() takes them, except that a lane at the
+  // same address as the lane before it (a broadcast) finds the bytes
+  // written and their shadows this warp's: it would change nothing but
+  // the writer lane of a write, which the last lane of the run sets.
+  bool faulted = false, inRun = false;
+  uint64_t previous = 0;
+  int pendingLast = -1; // a write's last lane of the current run, not yet checked
+  forEachLane(active, [&](unsigned l) {
+    if (faulted) return;
+    uint64_t at = address[l] - window;
+    if (inRun && at == previous) {
+      if (write) pendingLast = static_cast<int>(l);
+      return;
+    }
+    if (pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false)) {
+      faulted = true;
+      return;
+    }
+    pendingLast = -1;
+    if (!sharedLaneChecks(inst, l, at, bytes, write, false)) faulted = true;
+    inRun = true, previous = at;
+  });
+  if (!faulted && pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false))
+    faulted = true;
+  return !faulted;
+}
+
+Warp::AccessResult Warp::sharedWordLanes(const Inst &inst, LaneMask active, const uint64_t *address, uint64_t window,
+                                         uint32_t bytes, bool write) {
+  const uint32_t words = bytes >> 2;
+  if (launch->checks.initcheck) {
+    uint32_t *wordsWritten = cta->sharedWordsWritten->data();
+    const uint32_t mine = cta->firstEpoch;
+    if (write) {
+      // A write reports nothing: it marks its words (and their bytes) written.
+      uint32_t *bytesWritten = cta->sharedWritten->data();
+      forLanes(active, [&](unsigned l) {
+        const uint64_t first = (address[l] - window) >> 2;
+        for (uint64_t word = first; word < first + words; ++word)
+          if (wordsWritten[word] != mine) {
+            std::fill_n(bytesWritten + word * 4, 4, mine);
+            wordsWritten[word] = mine;
+          }
+      });
+    } else {
+      // A read of words all known written reports nothing; any other goes
+      // lane by lane (the findings, in the per-lane order).
+      uint32_t unwritten = 0;
+      forLanes(active, [&](unsigned l) {
+        const uint64_t first = (address[l] - window) >> 2;
+        for (uint64_t word = first; word < first + words; ++word) unwritten |= wordsWritten[word] ^ mine;
+      });
+      if (unwritten) return kSlowPath;
+    }
+  }
+  if (launch->checks.racecheck) {
+    SharedRaceShadow &shadow = *cta->shadow;
+    SharedRaceShadow::Access a;
+    a.epoch = cta->epoch;
+    a.warp = static_cast<uint16_t>(index);
+    a.write = write;
+    a.line = inst.line;
+    SharedRaceShadow::Conflict conflict;
+    // Lanes in order. A read at the address of the lane before it (a
+    // broadcast) finds its words read by this warp in this interval already:
+    // it would change nothing. (A write would change the writer lane.)
+    uint64_t previous = ~uint64_t(0);
+    for (LaneMask rest = active; rest; rest &= rest - 1) {
+      const unsigned l = static_cast<unsigned>(std::countr_zero(rest));
+      if (!write && address[l] == previous) continue;
+      previous = address[l];
+      a.lane = static_cast<uint8_t>(l);
+      if (!shadow.accessWords((address[l] - window) >> 2, words, a, conflict)) [[unlikely]] {
+        reportSharedRace(*this, inst, l, conflict.address, write, conflict.state);
+        return kFaulted;
+      }
+    }
+  }
+  return kDone;
+}
+
 Warp::AccessResult Warp::accessLanes(const Inst &inst, LaneMask active, Space space, const uint64_t *address,
                                      uint32_t bytes, bool write, uint8_t **out) {
   if (!active) return kDone;
@@ -496,31 +590,11 @@ Warp::AccessResult Warp::accessLanes(const Inst &inst, LaneMask active, Space sp
       });
       if (faulted) return kFaulted;
     } else if (launch->checks.initcheck || launch->checks.racecheck) {
-      // Lanes in order, as access() takes them, except that a lane at the
-      // same address as the lane before it (a broadcast) finds the bytes
-      // written and their shadows this warp's: it would change nothing but
-      // the writer lane of a write, which the last lane of the run sets.
-      bool faulted = false, inRun = false;
-      uint64_t previous = 0;
-      int pendingLast = -1; // a write's last lane of the current run, not yet checked
-      forEachLane(active, [&](unsigned l) {
-        if (faulted) return;
-        uint64_t at = address[l] - window;
-        if (inRun && at == previous) {
-          if (write) pendingLast = static_cast<int>(l);
-          return;
-        }
-        if (pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false)) {
-          faulted = true;
-          return;
-        }
-        pendingLast = -1;
-        if (!sharedLaneChecks(inst, l, at, bytes, write, false)) faulted = true;
-        inRun = true, previous = at;
-      });
-      if (!faulted && pendingLast >= 0 && !sharedLaneChecks(inst, unsigned(pendingLast), previous, bytes, write, false))
-        faulted = true;
-      if (faulted) return kFaulted;
+      // Whole words (the common case) for the warp at once.
+      const AccessResult words = (bytes & 3) == 0 ? sharedWordLanes(inst, active, address, window, bytes, write)
+                                                  : kSlowPath;
+      if (words == kFaulted) return kFaulted;
+      if (words == kSlowPath && !sharedLanesInOrder(inst, active, address, window, bytes, write)) return kFaulted;
     }
     uint8_t *data = shared.data();
     forLanes(active, [&](unsigned l) { out[l] = data + (address[l] - window); });

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "emu/Program.h"
+#include "emu/SharedShadow.h"
 
 #include <atomic>
 #include <chrono>
@@ -136,14 +137,6 @@ struct Launch {
   void report(Finding finding);
 };
 
-/// Shadow state of one shared-memory byte for racecheck.
-struct SharedShadow {
-  uint32_t writeEpoch = 0, readEpoch = 0;
-  uint16_t writerWarp = 0, readerWarp = 0; ///< readerWarp 0xffff: several warps read
-  uint16_t writerLane = 0, readerLane = 0;
-  uint32_t writeLine = 0, readLine = 0;
-};
-
 struct Cta;
 struct AsyncState;
 
@@ -202,6 +195,17 @@ struct Warp {
   enum AccessResult { kDone, kSlowPath, kFaulted };
   AccessResult accessLanes(const Inst &inst, LaneMask active, Space space, const uint64_t *address, uint32_t bytes,
                            bool write, uint8_t **out);
+  /// accessLanes' shared-memory checks when every lane's access is whole
+  /// aligned words (`address` minus `window` is each lane's shared offset):
+  /// the same findings and shadow states as sharedLaneChecks lane by lane,
+  /// at a cost per word. kSlowPath (nothing done): a read of a word not known
+  /// written in this CTA, which sharedLanesInOrder reports byte by byte.
+  AccessResult sharedWordLanes(const Inst &inst, LaneMask active, const uint64_t *address, uint64_t window,
+                               uint32_t bytes, bool write);
+  /// sharedLaneChecks for the active lanes in lane order (a run of lanes at
+  /// one address checked once); false after a fatal finding.
+  bool sharedLanesInOrder(const Inst &inst, LaneMask active, const uint64_t *address, uint64_t window,
+                          uint32_t bytes, bool write);
   /// crossCtaAccess for the active lanes of a plain or strong access inside
   /// allocation number `allocation` (accessLanes' fast path); false after a
   /// fatal finding.
@@ -241,10 +245,14 @@ struct Cta {
   uint32_t publishedFences = 0;
   uint64_t acquiredClock = 0;
   std::vector<uint8_t> *shared = nullptr;       ///< static + dynamic shared bytes
-  std::vector<SharedShadow> *shadow = nullptr;  ///< racecheck, one per shared byte
+  SharedRaceShadow *shadow = nullptr;           ///< racecheck (SharedShadow.h)
   /// initcheck, one per shared byte: the firstEpoch of the last CTA (of this
   /// host thread) that wrote it; written in this CTA when equal to firstEpoch.
   std::vector<uint32_t> *sharedWritten = nullptr;
+  /// initcheck, one per 4-byte word: firstEpoch when all four bytes of the
+  /// word are known written in this CTA (a cache of sharedWritten, which only
+  /// gains bytes during a CTA, so whole-word accesses test one entry).
+  std::vector<uint32_t> *sharedWordsWritten = nullptr;
   uint32_t epoch = 0;                           ///< racecheck barrier interval (unique across CTAs of a thread)
   struct Arrival {
     uint32_t id = 0, count = 0; ///< bar.arrive: threads that arrived without waiting
