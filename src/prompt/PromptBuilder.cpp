@@ -526,6 +526,7 @@ std::string formatPosition(const verify::CheckResult &result) {
       for (const std::string &line : offenders) out += "  - " + line + "\n";
     }
   }
+  if (result.ncuProfile) out += verify::describeNcuForPrompt(*result.ncuProfile);
   return out;
 }
 

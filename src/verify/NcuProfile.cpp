@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <system_error>
 #include <unistd.h>
@@ -683,6 +684,44 @@ std::string formatNcuText(const NcuProfileReport &report) {
     }
   }
   if (!report.error.empty()) out += "  ncu: " + report.error + "\n";
+  return out;
+}
+
+std::string describeNcuForPrompt(const NcuProfileReport &report) {
+  std::map<std::string, const NcuMetricPair *> byKey;
+  for (const NcuMetricPair &metric : report.metrics)
+    if (metric.candidate) byKey[metric.key] = &metric;
+  if (byKey.empty()) return "";
+  auto pair = [&](const char *key, const char *label) -> std::string {
+    auto it = byKey.find(key);
+    if (it == byKey.end()) return "";
+    return fmt::format("{} {} vs {}", label, formatValue(it->second->candidate, it->second->unit),
+                       formatValue(it->second->reference, it->second->unit));
+  };
+  auto join = [](std::initializer_list<std::string> parts) {
+    std::string out;
+    for (const std::string &part : parts)
+      if (!part.empty()) out += (out.empty() ? "" : ", ") + part;
+    return out;
+  };
+  std::string out = fmt::format(
+      "- Nsight Compute, one launch each on {} (yours vs the reference's): {}.\n", tasks::shapeToString(report.shape),
+      join({pair("time", "duration"), pair("sm_throughput", "SM throughput"), pair("dram_throughput", "DRAM throughput"),
+            pair("achieved_occupancy", "achieved occupancy"), pair("registers", "registers/thread")}));
+  const std::string memory =
+      join({pair("shared_load_bank_conflicts", "shared-load bank conflicts"),
+            pair("shared_store_bank_conflicts", "shared-store bank conflicts"),
+            pair("global_load_sectors_per_request", "global-load sectors/request"),
+            pair("global_store_sectors_per_request", "global-store sectors/request")});
+  if (!memory.empty()) out += "- Memory, by Nsight Compute: " + memory + ".\n";
+  if (!report.stalls.empty()) {
+    std::string stalls;
+    for (size_t i = 0; i < report.stalls.size() && i < 3; ++i)
+      stalls += fmt::format("{}{} {} vs {}", i ? ", " : "", report.stalls[i].reason,
+                            formatValue(report.stalls[i].candidate, "warps/instruction"),
+                            formatValue(report.stalls[i].reference, "warps/instruction"));
+    out += "- Top warp stalls (warps stalled per issued instruction): " + stalls + ".\n";
+  }
   return out;
 }
 

@@ -197,6 +197,12 @@ void addNcuProfile(const tasks::TaskSpec &task, const Candidate &candidate, cons
 /// reference, then the top stall reasons).
 std::string formatNcuText(const NcuProfileReport &report);
 
+/// Two or three "- ..." lines for the optimize prompt: duration, throughputs
+/// and occupancy, shared-memory conflicts and global sectors per request,
+/// then the top stall reasons, each yours vs the reference's; "" when ncu
+/// gave no figures.
+std::string describeNcuForPrompt(const NcuProfileReport &report);
+
 nlohmann::json toJson(const NcuProfileReport &report);
 /// The inverse of toJson(NcuProfileReport); InvalidInput names a mistyped field.
 Result<NcuProfileReport> ncuProfileFromJson(const nlohmann::json &json);

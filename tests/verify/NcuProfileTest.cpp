@@ -148,6 +148,16 @@ TEST(NcuCsv, ReadsTheRawPageWithUnitsAndThousandsSeparators) {
   EXPECT_EQ(report.stalls[0].candidate, 3.5);
   EXPECT_EQ(report.stalls[1].reason, "barrier");
 
+  const std::string prompt = describeNcuForPrompt(report);
+  EXPECT_NE(prompt.find("- Nsight Compute, one launch each on {} (yours vs the reference's): duration 1.234 ms vs -"),
+            std::string::npos)
+      << prompt;
+  EXPECT_NE(prompt.find("global-load sectors/request 4.00 vs -"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("- Top warp stalls (warps stalled per issued instruction): long_scoreboard 3.50 vs -, barrier"),
+            std::string::npos)
+      << prompt;
+  EXPECT_EQ(describeNcuForPrompt(pairNcuRows(nullptr, nullptr)), "");
+
   const std::string text = formatNcuText(report);
   EXPECT_NE(text.find("duration"), std::string::npos) << text;
   EXPECT_NE(text.find("1.234 ms"), std::string::npos) << text;
