@@ -115,6 +115,7 @@ const char *libraryOpName(LibraryOp op) {
   case LibraryOp::GemmF16F32: return "gemm_f16_f32";
   case LibraryOp::GemmBatched: return "gemm_batched";
   case LibraryOp::Gemv: return "gemv";
+  case LibraryOp::GemmE4M3F32: return "gemm_e4m3_f32";
   case LibraryOp::GemmBf16F32: return "gemm_bf16_f32";
   }
   return "unknown";
@@ -131,6 +132,7 @@ LibraryOperandCounts libraryOperandCounts(const LibraryCall &call) {
 }
 
 LibraryOperandCounts libraryElementBytes(LibraryOp op) {
+  if (op == LibraryOp::GemmE4M3F32) return {1, 1, 4};
   if (op == LibraryOp::GemmF16F32 || op == LibraryOp::GemmBf16F32) return {2, 2, 4};
   return {4, 4, 4};
 }

@@ -196,6 +196,9 @@ enum class LibraryOp : uint8_t {
   /// c (m x n) = a (m x k) * b^T with b n x k ("K-major"), bf16 a and b, f32 c,
   /// f32 accumulation
   GemmBf16F32,
+  /// c (m x n) = a (m x k) * b^T with b n x k ("K-major"), e4m3 a and b, f32 c,
+  /// f32 accumulation: cuBLASLt (plain cuBLAS has no fp8 gemm)
+  GemmE4M3F32,
 };
 
 /// "gemm", "gemm_f16_f32", "gemm_batched", "gemv", "gemm_bf16_f32" (the names task.toml uses).

@@ -8,6 +8,7 @@
 #include "exec/ColumnMajorCall.h"
 #if PTXFORGE_HAVE_CUBLAS
 #include "exec/Cublas.h"
+#include "exec/CublasLt.h"
 #endif
 
 #include <climits>
@@ -116,6 +117,11 @@ private:
   /// The cuBLAS handle, created on first use in this context.
   Result<const CublasHandle *> cublas();
   std::unique_ptr<CublasHandle> cublas_;
+  /// The cuBLASLt handle (fp8 gemms) and its workspace, created on first use.
+  Result<CublasLtHandle *> cublasLt();
+  std::unique_ptr<CublasLtHandle> cublasLt_;
+  CUdeviceptr cublasLtWorkspace_ = 0;
+  static constexpr uint64_t kCublasLtWorkspaceBytes = uint64_t{32} << 20;
 #endif
 
   std::shared_ptr<const CudaDriver> driver_;
@@ -139,6 +145,9 @@ private:
 GpuExecutor::~GpuExecutor() {
 #if PTXFORGE_HAVE_CUBLAS
   cublas_.reset(); // cublasDestroy needs the context, released below
+  cublasLt_.reset();
+  if (cublasLtWorkspace_)
+    driver_->memFree(cublasLtWorkspace_);
 #endif
   // After a sticky error these calls fail; there is nothing better to do than
   // let the driver reclaim everything with the context.
@@ -598,6 +607,26 @@ Result<const CublasHandle *> GpuExecutor::cublas() {
   cublas_ = std::move(handle);
   return cublas_.get();
 }
+
+Result<CublasLtHandle *> GpuExecutor::cublasLt() {
+  if (cublasLt_)
+    return cublasLt_.get();
+  Result<std::shared_ptr<const CublasLt>> loaded = CublasLt::load();
+  if (!loaded)
+    return loaded.error();
+  cublasLtHandle_t raw = nullptr;
+  if (cublasStatus_t status = (*loaded)->create(&raw); status != CUBLAS_STATUS_SUCCESS)
+    return makeExecError(ExecErrorKind::Unavailable,
+                         "cublasLtCreate (" + (*loaded)->libraryName + "): " + (*loaded)->describe(status));
+  auto handle = std::make_unique<CublasLtHandle>(*loaded, raw);
+  // The workspace is the executor's own memory, outside the buffers a check
+  // hands out (and their guard zones).
+  if (!cublasLtWorkspace_)
+    if (CUresult result = driver_->memAlloc(&cublasLtWorkspace_, kCublasLtWorkspaceBytes); result != CUDA_SUCCESS)
+      return fail(result, ExecErrorKind::OutOfMemory, "cuMemAlloc(cuBLASLt workspace)");
+  cublasLt_ = std::move(handle);
+  return cublasLt_.get();
+}
 #endif
 
 Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
@@ -622,6 +651,17 @@ Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
     if (Result<void> ok = checkRange(operands[i]->buffer, operands[i]->byteOffset, bytes[i], names[i].c_str()); !ok)
       return ok;
 #if PTXFORGE_HAVE_CUBLAS
+  if (call.op == LibraryOp::GemmE4M3F32) {
+    Result<CublasLtHandle *> lt = cublasLt();
+    if (!lt)
+      return lt.error();
+    auto at = [](const LibraryOperand &operand) {
+      return reinterpret_cast<void *>(static_cast<uintptr_t>(operand.buffer.value + operand.byteOffset));
+    };
+    return (*lt)->fp8Gemm({call.m, call.n, call.k, at(call.a), at(call.b), at(call.c),
+                           reinterpret_cast<void *>(static_cast<uintptr_t>(cublasLtWorkspace_)),
+                           kCublasLtWorkspaceBytes});
+  }
   Result<const CublasHandle *> handle = cublas();
   if (!handle)
     return handle.error();
@@ -665,6 +705,7 @@ Result<void> GpuExecutor::enqueueLibraryCall(const LibraryCall &call) {
                                          static_cast<const float *>(blasB), ldb, blas.strideB, &zero,
                                          static_cast<float *>(blasC), ldc, blas.strideC, static_cast<int>(blas.batch));
     break;
+  case LibraryOp::GemmE4M3F32: break; // cuBLASLt, above
   case LibraryOp::Gemv:
     function = "cublasSgemv(CUBLAS_OP_T)";
     status = library.sgemv(raw, blas.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, &one,

@@ -212,7 +212,7 @@ void putLibraryCall(Writer &writer, const LibraryCall &call) {
 LibraryCall getLibraryCall(Reader &reader) {
   LibraryCall call;
   const uint8_t op = reader.get<uint8_t>();
-  if (op > uint8_t(LibraryOp::GemmBf16F32))
+  if (op > uint8_t(LibraryOp::GemmE4M3F32))
     reader.fail();
   call.op = static_cast<LibraryOp>(op);
   call.m = reader.get<int64_t>();

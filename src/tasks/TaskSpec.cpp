@@ -113,6 +113,8 @@ const VendorOpInfo kVendorOps[] = {
     {VendorOp::Gemv, "gemv", {"a", "x", "y"}, {ElementType::F32, ElementType::F32, ElementType::F32}, {"m", "k"}},
     {VendorOp::GemmBf16F32, "gemm_bf16_f32", {"a", "b", "c"},
      {ElementType::BF16, ElementType::BF16, ElementType::F32}, {"m", "n", "k"}},
+    {VendorOp::GemmE4M3F32, "gemm_e4m3_f32", {"a", "b", "c"},
+     {ElementType::E4M3, ElementType::E4M3, ElementType::F32}, {"m", "n", "k"}},
 };
 
 const VendorOpInfo &vendorOpInfo(VendorOp op) {
@@ -1060,6 +1062,7 @@ void checkVendorOnShape(const toml::table &vendorTable, const TaskSpec &task, co
   if (vendor.op == VendorOp::Gemv) needs = {Names{"m", "k"}, Names{"k"}, Names{"m"}};
   if (vendor.op == VendorOp::GemmBatched)
     needs = {Names{"batch", "m", "k"}, Names{"batch", "k", "n"}, Names{"batch", "m", "n"}};
+  if (vendor.op == VendorOp::GemmE4M3F32) needs[1] = {"n", "k"}; // b is n x k (K-major)
   if (vendor.op == VendorOp::GemmBf16F32) needs[1] = {"n", "k"}; // b is n x k (K-major)
   for (size_t index = 0; index < info.operands.size(); ++index) {
     const std::string operand = info.operands[index];

@@ -154,6 +154,7 @@ enum class VendorOp {
   GemmBatched, ///< `batch` f32 gemms, the matrices of each operand one after another
   Gemv,        ///< y (m) = a (m x k) * x (k), f32
   GemmBf16F32, ///< c (m x n) = a (m x k) * b^T, b n x k ("K-major"); bf16 a and b, f32 c
+  GemmE4M3F32, ///< c (m x n) = a (m x k) * b^T, b n x k ("K-major"); e4m3 a and b, f32 c (cuBLASLt)
 };
 
 /// "gemm", "gemm_f16_f32", "gemm_batched", "gemv", "gemm_bf16_f32".

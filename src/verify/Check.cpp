@@ -2063,6 +2063,7 @@ exec::LibraryOp libraryOpOf(tasks::VendorOp op) {
   case tasks::VendorOp::GemmF16F32: return exec::LibraryOp::GemmF16F32;
   case tasks::VendorOp::GemmBatched: return exec::LibraryOp::GemmBatched;
   case tasks::VendorOp::Gemv: return exec::LibraryOp::Gemv;
+  case tasks::VendorOp::GemmE4M3F32: return exec::LibraryOp::GemmE4M3F32;
   case tasks::VendorOp::GemmBf16F32: return exec::LibraryOp::GemmBf16F32;
   }
   return exec::LibraryOp::Gemm;

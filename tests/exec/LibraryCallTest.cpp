@@ -9,6 +9,7 @@
 #include "exec/IsolatedExecutor.h"
 #if PTXFORGE_HAVE_CUBLAS
 #include "exec/Cublas.h"
+#include "exec/CublasLt.h"
 #endif
 
 #include <gtest/gtest.h>
@@ -237,6 +238,11 @@ TEST(LibraryCall, OperandCountsAndElementSizes) {
   EXPECT_STREQ(libraryOpName(LibraryOp::GemmF16F32), "gemm_f16_f32");
   EXPECT_EQ(libraryElementBytes(LibraryOp::GemmBf16F32).b, 2u);
   EXPECT_STREQ(libraryOpName(LibraryOp::GemmBf16F32), "gemm_bf16_f32");
+  const LibraryOperandCounts fp8 = libraryElementBytes(LibraryOp::GemmE4M3F32);
+  EXPECT_EQ(fp8.a, 1u);
+  EXPECT_EQ(fp8.b, 1u);
+  EXPECT_EQ(fp8.c, 4u);
+  EXPECT_STREQ(libraryOpName(LibraryOp::GemmE4M3F32), "gemm_e4m3_f32");
 }
 
 TEST(LibraryCall, ExecutorsWithoutALibrarySayUnavailable) {
@@ -274,6 +280,27 @@ TEST(Cublas, LoadsAndResolvesWhereTheToolkitHasIt) {
   EXPECT_NE(library.sgemv, nullptr);
   EXPECT_NE(library.sgemmStridedBatched, nullptr);
   EXPECT_NE(library.gemmEx, nullptr);
+  EXPECT_EQ(library.describe(CUBLAS_STATUS_NOT_SUPPORTED).rfind("CUBLAS_STATUS_NOT_SUPPORTED", 0), 0u);
+}
+
+TEST(CublasLt, AMissingLibraryIsAClearError) {
+  ScopedEnvironment missing("PTXFORGE_LIBCUBLASLT", "/nonexistent/libcublasLt.so.13");
+  Result<std::shared_ptr<const CublasLt>> loaded = CublasLt::load();
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(execErrorKindOf(loaded.error()), ExecErrorKind::Unavailable);
+  EXPECT_EQ(render(loaded.error()).rfind("unavailable: cuBLASLt not found: /nonexistent/libcublasLt.so.13", 0), 0u)
+      << loaded.error().message;
+  EXPECT_NE(loaded.error().message.find("set PTXFORGE_LIBCUBLASLT"), std::string::npos);
+}
+
+TEST(CublasLt, LoadsAndResolvesWhereTheToolkitHasIt) {
+  Result<std::shared_ptr<const CublasLt>> loaded = CublasLt::load();
+  if (!loaded) GTEST_SKIP() << loaded.error().message;
+  const CublasLt &library = **loaded;
+  EXPECT_FALSE(library.libraryName.empty());
+  EXPECT_NE(library.create, nullptr);
+  EXPECT_NE(library.algoGetHeuristic, nullptr);
+  EXPECT_NE(library.matmul, nullptr);
   EXPECT_EQ(library.describe(CUBLAS_STATUS_NOT_SUPPORTED).rfind("CUBLAS_STATUS_NOT_SUPPORTED", 0), 0u);
 }
 #endif

@@ -104,7 +104,8 @@ TEST(VendorSpec, TheBuiltinGemmTasksDeclareTheirCublasOps) {
                                               {"hgemm", VendorOp::GemmF16F32},
                                               {"batched_gemm", VendorOp::GemmBatched},
                                               {"gemv", VendorOp::Gemv},
-                                              {"bf16_gemm", VendorOp::GemmBf16F32}};
+                                              {"bf16_gemm", VendorOp::GemmBf16F32},
+                                              {"fp8_gemm_e4m3", VendorOp::GemmE4M3F32}};
   for (const TaskSpec &task : suite->tasks) {
     auto want = expected.find(task.name);
     if (want == expected.end()) {
@@ -128,7 +129,7 @@ TEST(VendorSpec, UnknownLibrary) {
 TEST(VendorSpec, UnknownOp) {
   EXPECT_EQ(parseError(replaced(kGemmToml, "op = \"gemm\"", "op = \"gemn\"")),
             "task.toml:38:6: [vendor]: unknown op 'gemn' (did you mean 'gemm'?) (valid: gemm, gemm_f16_f32, "
-            "gemm_batched, gemv, gemm_bf16_f32)");
+            "gemm_batched, gemv, gemm_bf16_f32, gemm_e4m3_f32)");
 }
 
 TEST(VendorSpec, UnknownKeyAndKeyOfAnotherOp) {
