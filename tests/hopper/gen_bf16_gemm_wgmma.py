@@ -3,6 +3,7 @@
 # the PTX below is the kernel; Python only repeats what PTX cannot loop over (the 128
 # accumulator registers of each wgmma, their zeroing and the unrolled epilogue stores).
 #   python3 tests/hopper/gen_bf16_gemm_wgmma.py > tests/hopper/bf16_gemm_wgmma.ptx
+# With --plant NAME it writes the kernel with one synchronization step removed (PLANTS).
 import sys
 
 ACC = ", ".join(f"%d{i}" for i in range(128))
@@ -257,4 +258,21 @@ for i in range(32):
 w("""EXIT:
 \tret;
 }""")
-sys.stdout.write("\n".join(out) + "\n")
+text = "\n".join(out) + "\n"
+
+# Planted hazards (tests/hopper/CMakeLists.txt): the kernel with one synchronization step
+# removed, which the emulator must report at the line that depends on it.
+PLANTS = {
+    # The consumers read a stage without waiting for its copies: racecheck at the wgmma.
+    "no-full-wait": ["WAIT_FULL:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [%r19], %r16;\n\t@!%p2 bra WAIT_FULL;\n"],
+    # The accumulators are stored with the last wgmmas still pending: racecheck at the store.
+    "no-wgmma-wait": ["\twgmma.wait_group.sync.aligned 0;\n"],
+}
+if len(sys.argv) == 3 and sys.argv[1] == "--plant" and sys.argv[2] in PLANTS:
+    for removed in PLANTS[sys.argv[2]]:
+        assert text.count(removed) == 1, removed
+        text = text.replace(removed, "")
+    text = f"// planted: {sys.argv[2]}\n" + text
+elif len(sys.argv) != 1:
+    sys.exit(f"usage: {sys.argv[0]} [--plant {'|'.join(PLANTS)}]")
+sys.stdout.write(text)
