@@ -19,6 +19,7 @@
 #include <bit>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace ptxforge::emu {
@@ -49,7 +50,61 @@ struct HostThread {
     while (ctas.size() <= rank) ctas.push_back(std::make_unique<CtaBuffers>());
     return *ctas[rank];
   }
+  /// Bytes its buffers hold (about).
+  size_t footprint() const {
+    size_t bytes = 0;
+    for (const std::unique_ptr<CtaBuffers> &b : ctas)
+      bytes += b->regs.capacity() * 8 + (b->written.capacity() + b->derived.capacity()) * 4 + b->local.capacity() +
+               b->shared.capacity() + b->shadow.footprint() +
+               (b->sharedWritten.capacity() + b->sharedWordsWritten.capacity()) * 4;
+    return bytes;
+  }
 };
+
+/// HostThreads outlive their launch: the next launch takes one back with its
+/// buffers (registers, shared memory and its shadows) allocated and touched,
+/// instead of faulting in and clearing megabytes per launch. Nothing they
+/// hold from before counts as state: CTA setup refills shared and local
+/// memory and the initcheck masks, a register reads as zero until written,
+/// and the shadows' epochs go on from the HostThread's counter, so that no
+/// entry of an earlier launch is current.
+class HostThreadPool {
+public:
+  std::unique_ptr<HostThread> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.empty()) return std::make_unique<HostThread>();
+    Idle last = std::move(idle_.back());
+    idle_.pop_back();
+    bytes_ -= last.bytes;
+    return std::move(last.host);
+  }
+  void give(std::unique_ptr<HostThread> host) {
+    // Kept while its epochs are far from wrapping around, and while the pool
+    // holds little memory (the rest is freed, as before there was a pool).
+    size_t bytes = host->footprint();
+    if (host->epoch > kMaxEpoch) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes_ + bytes > kMaxBytes) return;
+    bytes_ += bytes;
+    idle_.push_back({std::move(host), bytes});
+  }
+
+private:
+  static constexpr uint32_t kMaxEpoch = 1u << 30;
+  static constexpr size_t kMaxBytes = size_t(256) << 20;
+  struct Idle {
+    std::unique_ptr<HostThread> host;
+    size_t bytes = 0;
+  };
+  std::mutex mutex_;
+  std::vector<Idle> idle_;
+  size_t bytes_ = 0;
+};
+
+HostThreadPool &hostThreadPool() {
+  static HostThreadPool *pool = new HostThreadPool; // never destroyed: launches may run at exit
+  return *pool;
+}
 
 /// Where a CTA sits in its cluster (a cluster of one without a cluster launch).
 struct ClusterPlace {
@@ -1012,7 +1067,11 @@ void runLaunch(Launch &launch) {
   threads = static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(threads ? threads : 1, items)));
   std::atomic<uint64_t> next{0};
   auto worker = [&]() {
-    HostThread host;
+    struct Lease {
+      std::unique_ptr<HostThread> host = hostThreadPool().take();
+      ~Lease() { hostThreadPool().give(std::move(host)); }
+    } lease;
+    HostThread &host = *lease.host;
     for (;;) {
       uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
       if (i >= items || launch.aborted.load(std::memory_order_relaxed)) return;

@@ -75,6 +75,9 @@ public:
   /// generic access of this interval is remembered there.
   void forget(uint64_t address, uint32_t bytes);
 
+  /// Bytes it holds (about).
+  size_t footprint() const { return (words_.capacity() + bytes_.capacity()) * sizeof(SharedAccessState); }
+
   /// The state of byte `address` (tests).
   SharedAccessState byteState(uint64_t address) const;
 
