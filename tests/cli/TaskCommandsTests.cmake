@@ -21,7 +21,7 @@ cli_exact(tasks_list 0 ${CMAKE_CURRENT_SOURCE_DIR} -- $<TARGET_FILE:ptxforge> ta
 task_cli_test(tasks_json 0 "^\\[&&\"name\": \"saxpy\"&&\"small_shapes\":&&\"tolerance\":&&\"launch\":&&\"folder\":"
   -- $<TARGET_FILE:ptxforge> tasks --format json)
 # expect.sh only checks presence: the count shows that the L1/L2 tasks were left out.
-task_cli_test(tasks_level 0 "^sgemm +L3&&^hgemm +L3&&^8 tasks$"
+task_cli_test(tasks_level 0 "^sgemm +L3&&^hgemm +L3&&^9 tasks$"
   -- $<TARGET_FILE:ptxforge> tasks --level 3)
 task_cli_test(tasks_bad_level 2 "not in range" -- $<TARGET_FILE:ptxforge> tasks --level 4)
 task_cli_test(tasks_missing_root 2 "task search root is not a directory"
