@@ -219,6 +219,16 @@ Result<RawCompile> runPtxas(std::string_view ptx, const BackendRequest &request)
   // ptxas names the temp file in each message; point at the candidate instead.
   for (size_t at = log.find(input->path()); at != std::string::npos; at = log.find(input->path(), at))
     log.replace(at, input->path().size(), "candidate.ptx");
+  // "ptxas info    : Compile time = 2.928 ms" says nothing about the PTX and
+  // differs run to run: a log stays the same for the same module without it.
+  for (size_t at = log.find("info    : Compile time = "); at != std::string::npos;
+       at = log.find("info    : Compile time = ", at)) {
+    const size_t start = log.rfind('\n', at);
+    const size_t from = start == std::string::npos ? 0 : start + 1;
+    const size_t end = log.find('\n', at);
+    log.erase(from, end == std::string::npos ? std::string::npos : end - from + 1);
+    at = from;
+  }
 
   if (run->exitCode != 0) {
     // Option errors mean we called ptxas wrongly; they are not about the PTX.

@@ -18,6 +18,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <regex>
 
 #ifndef PTXFORGE_CUDA_ROOT
@@ -28,7 +30,7 @@ namespace ptxforge::toolchain {
 
 CompileOptions::Backend gateCompilerBackend() {
   const char *env = std::getenv("PTXFORGE_GATE_COMPILER");
-  return env && std::string_view(env) == "ptxas" ? CompileOptions::Backend::Ptxas : CompileOptions::Backend::NvJitLink;
+  return env && std::string_view(env) == "nvjitlink" ? CompileOptions::Backend::NvJitLink : CompileOptions::Backend::Ptxas;
 }
 
 const char *backendName(CompileOptions::Backend backend) {
@@ -309,6 +311,29 @@ Result<CompileResult> compileIsolated(std::string_view ptx, const CompileOptions
 }
 } // namespace
 
+namespace {
+/// "ptxas 13.0" from `ptxas --version` ("... release 13.0, V13.0.88"), as
+/// nvJitLink's results say "nvJitLink 13.0"; the path when the answer says no
+/// release. One run per path and process.
+std::string ptxasVersion(const std::string &path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(path); it != known.end()) return it->second;
+  std::string version = path;
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(10);
+  options.maxStdoutBytes = 1 << 16;
+  options.stderrTailBytes = 1 << 12;
+  if (Result<ProcessResult> run = runProcess({path, "--version"}, options); run && run->exitCode == 0) {
+    static const std::regex release("release ([0-9]+\\.[0-9]+)");
+    std::smatch match;
+    if (std::regex_search(run->standardOutput, match, release)) version = "ptxas " + match[1].str();
+  }
+  return known.emplace(path, version).first->second;
+}
+} // namespace
+
 std::optional<std::string> findPtxas() {
   if (const char *fromEnv = std::getenv("PTXFORGE_PTXAS"); fromEnv && *fromEnv)
     return isExecutableFile(fromEnv) ? std::optional<std::string>(fromEnv) : std::nullopt;
@@ -476,11 +501,20 @@ Result<CompileResult> compilePtx(std::string_view ptx, const CompileOptions &req
     result = compileIsolated(ptx, options, backend, *limits);
   }
   if (result) locateCompilerDiagnostics(result->diagnostics, ptx);
+  if (result && backend.backend == BackendKind::Ptxas) result->toolVersion = ptxasVersion(backend.ptxasPath);
   if (result && debugTarget && requested.optLevel != 0)
     result->advisories.push_back("the module targets `debug` (nvcc -G): compiled at -O0, as ptxas requires for "
                                  "debug information; remove `debug` from .target to compile optimized");
   return result;
 }
+
+namespace {
+/// Which of the two builds the gate loads, for the sentences below.
+std::string gateBuild() {
+  return gateCompilerBackend() == CompileOptions::Backend::Ptxas ? "the whole-program build (ptxas)"
+                                                                 : "nvJitLink's relocatable build";
+}
+} // namespace
 
 Result<OtherBackendRegisters> compareWithOtherBackend(std::string_view ptx, const CompileOptions &options,
                                                       const CompileResult &result) {
@@ -526,15 +560,14 @@ Result<OtherBackendRegisters> compareWithOtherBackend(std::string_view ptx, cons
     out.reasonConfirmed = true;
     out.reason = "nvJitLink compiles PTX as relocatable code, like `ptxas -c` (which gives " +
                  std::to_string(relocatableCount) + " registers too); `ptxas` alone compiles it as a whole program (" +
-                 std::to_string(wholeProgramCount) +
-                 " registers). The gate loads nvJitLink's cubin";
+                 std::to_string(wholeProgramCount) + " registers). The gate runs " + gateBuild();
   } else {
     out.reason = "not found: the same -O" + std::to_string(options.optLevel) + ", arch and register cap reach both, and " +
                  (relocatable ? "`ptxas -c` (relocatable, as nvJitLink compiles) gives " +
                                     std::to_string(relocatableCount) + " registers, not nvJitLink's " +
                                     std::to_string(nvJitLinkCount)
                               : "`ptxas -c` failed: " + relocatable.error().message) +
-                 ". The gate loads nvJitLink's cubin";
+                 ". The gate runs " + gateBuild();
   }
   return out;
 }

@@ -86,10 +86,11 @@ std::optional<ptx::Diagnostic> checkInputLimits(std::string_view ptx, const Comp
 const char *backendName(CompileOptions::Backend backend);
 
 /// The backend the verification gate compiles candidates and references with:
-/// $PTXFORGE_GATE_COMPILER ("nvjitlink", the default, or "ptxas"). nvJitLink
-/// compiles PTX as relocatable code (as `ptxas -c`); ptxas builds a whole
-/// program, what `nvcc -O3` and the driver's JIT produce, and on some tasks
-/// that code is faster (docs/register-counts.md). An unknown value is nvjitlink.
+/// $PTXFORGE_GATE_COMPILER ("ptxas", the default, or "nvjitlink"). ptxas
+/// builds a whole program, what `nvcc -O3` and the driver's JIT produce;
+/// nvJitLink compiles PTX as relocatable code (as `ptxas -c`), and on some
+/// tasks that code is up to 1.66x slower (docs/register-counts.md), so a
+/// baseline built that way is not nvcc's. An unknown value is ptxas.
 CompileOptions::Backend gateCompilerBackend();
 
 /// The kernel's register count from the backend a compile did not use, and

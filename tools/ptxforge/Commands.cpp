@@ -59,7 +59,7 @@ struct FileCli {
   std::string arch = "sm_90"; ///< compile's target (no device involved)
   int optLevel = 3;
   int maxRegisters = 0;
-  std::string backend = "nvjitlink";
+  std::string backend = toolchain::backendName(toolchain::gateCompilerBackend()); ///< the gate's, by default
   bool noLint = false;
   bool noSass = false;
   bool noWarnings = false;
@@ -395,7 +395,7 @@ int runCompile(const FileCli &cli) {
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(input->text, compileOptionsFrom(cli));
   if (!compiled) return fail(cli.format, compiled.error(), kExitUsage, {{"file", input->name}});
   if (compiled->ok) {
-    // The gate runs nvJitLink's cubin; the other backend's count beside it (docs/register-counts.md).
+    // The other backend's count beside the one asked for (docs/register-counts.md).
     Result<toolchain::OtherBackendRegisters> other =
         toolchain::compareWithOtherBackend(input->text, compileOptionsFrom(cli), *compiled);
     compiled->otherBackend = other ? *other : toolchain::OtherBackendRegisters{
@@ -516,7 +516,9 @@ void registerCommands(CLI::App &app, int &exitCode) {
   compile->add_option("--maxrregcount", c.maxRegisters, "Register limit per thread (0: no limit)")
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
-  compile->add_option("--backend", c.backend, "nvjitlink (in-process) or ptxas (subprocess)")
+  compile->add_option("--backend", c.backend,
+                      "ptxas (a whole program, what nvcc -O3 builds) or nvjitlink (relocatable code); both run in "
+                      "the compile worker. Default: the gate's compiler ($PTXFORGE_GATE_COMPILER, else ptxas)")
       ->check(CLI::IsMember({"nvjitlink", "ptxas"}))
       ->envname("PTXFORGE_BACKEND")
       ->capture_default_str();
