@@ -491,8 +491,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     if (Result<void> linkedRun = context.store.linkEvalRun(evalId, job.position, task->name, outcome->runId);
         !linkedRun)
       return linkedRun.error();
-    // SolveOutcome keeps its status as the name (the CLI prints it); parsed here, once.
-    if (store::parseRunStatus(outcome->status) == store::RunStatus::Pending) {
+    if (outcome->status == store::RunStatus::Pending) {
       std::lock_guard lock(mutex);
       pending = true;
     }
@@ -502,7 +501,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
       if (Result<store::RunData> data = context.store.load(outcome->runId))
         if (int noCompletion = taskMetrics(*data, task->level, metricsOptions).noCompletion; noCompletion > 0)
           missing = fmt::format(" ({} of {} samples without a completion)", noCompletion, job.samples);
-      say(fmt::format("  {}: run {} {}: {}{}", task->name, outcome->runId, outcome->status,
+      say(fmt::format("  {}: run {} {}: {}{}", task->name, outcome->runId, store::runStatusName(outcome->status),
                       counts.is_object() ? counts.dump() : "{}", missing));
     }
     return {};

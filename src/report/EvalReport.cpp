@@ -9,6 +9,7 @@
 
 #include "report/JsonRead.h"
 #include "report/Report.h"
+#include "store/Store.h"
 
 #include <fmt/format.h>
 
@@ -625,21 +626,28 @@ std::string reasonsText(const json *reasons) {
 
 /// One sentence on what the status means for the figures; "" for a complete eval.
 std::string statusSentence(const json &document) {
-  std::optional<std::string> status = stringOf(member(&document, "status"));
-  if (!status || *status == "complete") return "";
+  std::optional<std::string> name = stringOf(member(&document, "status"));
+  if (!name) return "";
+  const std::optional<store::EvalStatus> status = store::parseEvalStatus(*name);
+  if (status == store::EvalStatus::Complete) return "";
   std::string missing = noCompletionSentence(document);
   std::string resume = "`ptxforge eval --resume " + text(member(&document, "eval")) + "` asks them again.";
-  if (*status == "incomplete")
+  if (!status) return "Status " + *name + ". " + missing;
+  switch (*status) {
+  case store::EvalStatus::Complete: return "";
+  case store::EvalStatus::Incomplete:
     return "Status incomplete: " + missing + " " + resume + " Not ranked on the leaderboard until complete.";
-  if (*status == "infra-error")
+  case store::EvalStatus::InfraError:
     return "Status infra-error: no sample could be scored, so nothing here measures the model. " + missing + " " +
            resume;
-  if (*status == "interrupted")
+  case store::EvalStatus::Interrupted:
     return "Status interrupted: stopped before every task ran. " + missing + " " + resume;
-  if (*status == "pending")
+  case store::EvalStatus::Pending:
     return "Status pending: waiting for batch results; figures are n/a until they are in. " + missing;
-  if (*status == "running") return "Status running: this eval is still running, or its process ended mid-way. " + missing;
-  return "Status " + *status + ". " + missing;
+  case store::EvalStatus::Running:
+    return "Status running: this eval is still running, or its process ended mid-way. " + missing;
+  }
+  return "Status " + *name + ". " + missing;
 }
 
 /// "1/4" when the document is a shard of an eval (`eval --shard`), else none.

@@ -173,13 +173,13 @@ Result<std::vector<int64_t>> reapDeadRuns(store::Store &store) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   for (const store::RunRecord &listed : *runs) {
-    if (listed.status != "running") continue;
+    if (listed.runStatus() != store::RunStatus::Running) continue;
     std::string runPath = runLockPath(folder, listed.id);
     LockAttempt runLock = lockFile(runPath, true, false);
     if (runLock.state != LockState::Locked) continue; // someone works on it (or we cannot tell)
     // Read again under the lock: it may have ended or been resumed meanwhile.
     Result<store::RunRecord> run = store.run(listed.id);
-    bool dead = run && run->status == "running";
+    bool dead = run && run->runStatus() == store::RunStatus::Running;
     nlohmann::json owner = dead && run->summary.is_object() && run->summary.contains("owner")
                                ? run->summary["owner"]
                                : nlohmann::json(nullptr);
@@ -198,7 +198,7 @@ Result<std::vector<int64_t>> reapDeadRuns(store::Store &store) {
       summary["stopped_because"] =
           owner.is_object() ? fmt::format("the process that ran it ({}) ended without finishing it", describeOwner(owner))
                             : std::string("the process that ran it ended without finishing it");
-      if (Result<void> updated = store.updateRun(listed.id, "interrupted", summary); !updated) {
+      if (Result<void> updated = store.updateRun(listed.id, store::RunStatus::Interrupted, summary); !updated) {
         releaseFile(runPath, runLock.fd);
         return updated.error();
       }

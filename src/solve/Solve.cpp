@@ -229,7 +229,7 @@ struct SlotState {
 struct Standing {
   int round = 0, slot = 0;
   int64_t candidateId = 0;
-  std::string verdict;
+  verify::Verdict verdict = verify::Verdict::NotVerified;
   std::optional<double> speedup;
   std::optional<double> estimate; ///< the emulator profile's estimated speedup, when untimed
   std::string ptx;
@@ -302,11 +302,11 @@ public:
     }
   }
 
-  std::string status() const {
-    if (ctx_.stop.stop_requested()) return "interrupted";
-    if (pendingSeen_) return "pending";
-    if (budgetHit_) return "budget";
-    return "done";
+  store::RunStatus status() const {
+    if (ctx_.stop.stop_requested()) return store::RunStatus::Interrupted;
+    if (pendingSeen_) return store::RunStatus::Pending;
+    if (budgetHit_) return store::RunStatus::Budget;
+    return store::RunStatus::Done;
   }
 
   nlohmann::json summary(const nlohmann::json &reference) {
@@ -320,7 +320,7 @@ public:
                              {"speedup", best->speedup ? nlohmann::json(*best->speedup) : nlohmann::json(nullptr)},
                              {"estimated_speedup", best->estimate ? nlohmann::json(*best->estimate) : nlohmann::json(nullptr)},
                              {"ranked_by", rankedBy(*best)},
-                             {"verdict", best->verdict}};
+                             {"verdict", verify::verdictName(best->verdict)}};
     else
       summaryJson["best"] = nullptr;
     summaryJson["rounds"] = rounds_;
@@ -386,8 +386,8 @@ private:
     std::map<std::string, int> roundCounts;
     for (const Standing &s : standings_) {
       if (s.round != round) continue;
-      ++roundCounts[s.verdict];
-      if (s.verdict == "correct" && s.speedup && (!roundBest || *s.speedup > *roundBest)) roundBest = s.speedup;
+      ++roundCounts[verify::verdictName(s.verdict)];
+      if (s.verdict == verify::Verdict::Correct && s.speedup && (!roundBest || *s.speedup > *roundBest)) roundBest = s.speedup;
     }
     std::optional<Standing> best = bestStanding();
     auto number = [](const std::optional<double> &v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
@@ -491,7 +491,7 @@ private:
       slotState.bestSpeedup = speedup;
       slotState.bestEstimate = estimate;
     }
-    standings_.push_back({round, slot, candidateId, verdict, speedup, estimate, attempt.ptx});
+    standings_.push_back({round, slot, candidateId, attempt.result.verdict, speedup, estimate, attempt.ptx});
     ++counts_[verdict];
     if (const verify::BenchmarkReport *headline = verify::headlineBenchmark(attempt.result);
         headline && attempt.result.verdict == verify::Verdict::Correct) {
@@ -545,7 +545,7 @@ private:
 
     // Answered before (a resumed run)?
     if (Result<std::optional<store::CompletionRecord>> stored = ctx_.store.findCompletion(*promptId);
-        stored && stored->has_value() && (*stored)->status == "complete") {
+        stored && stored->has_value() && (*stored)->completionStatus() == store::CompletionStatus::Complete) {
       countTokens((*stored)->meta);
       answer.status = Answer::Status::Complete;
       answer.text = (*stored)->text;
@@ -581,7 +581,7 @@ private:
     store::CompletionRecord stored;
     stored.promptId = *promptId;
     if (!completion) {
-      stored.status = "error";
+      stored.status = store::completionStatusName(store::CompletionStatus::Error);
       stored.error = completion.error().message;
       answer.error = stored.error;
       (void)ctx_.store.putCompletion(stored);
@@ -592,14 +592,14 @@ private:
     stored.meta.erase("text");
     if (!guided.is_null()) stored.meta["guided_stream"] = guided;
     if (completion->pending()) {
-      stored.status = "pending";
+      stored.status = store::completionStatusName(store::CompletionStatus::Pending);
       (void)ctx_.store.putCompletion(stored);
       std::lock_guard lock(mutex_);
       pendingSeen_ = true;
       answer.status = Answer::Status::Pending;
       return answer;
     }
-    stored.status = "complete";
+    stored.status = store::completionStatusName(store::CompletionStatus::Complete);
     stored.text = completion->text;
     if (Result<int64_t> put = ctx_.store.putCompletion(stored); !put)
       report(round, slot, kind, "store: " + put.error().message);
@@ -821,7 +821,7 @@ private:
   std::optional<Standing> bestStanding() const {
     std::optional<Standing> best;
     for (const Standing &s : standings_) {
-      if (s.verdict != "correct") continue;
+      if (s.verdict != verify::Verdict::Correct) continue;
       // Ties go to the earlier candidate: a duplicate never displaces its original.
       auto earlier = [](const Standing &a, const Standing &b) { return a.candidateId < b.candidateId; };
       if (!best) {
@@ -924,7 +924,7 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     if (Result<void> locked = (*owner)->lockRun(*resumeRunId, false); !locked) return locked.error();
     Result<store::RunRecord> run = context.store.run(*resumeRunId);
     if (!run) return run.error();
-    if (run->status == "running")
+    if (run->runStatus() == store::RunStatus::Running)
       // Not reaped, so its owner lives: it is between creating the run and locking it.
       return makeError(ErrorKind::InvalidInput,
                        fmt::format("run {} is being worked on by another process (pid {}); wait for it to end before "
@@ -967,7 +967,7 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     runId = *resumeRunId;
     nlohmann::json owned = run->summary.is_object() ? run->summary : nlohmann::json::object();
     owned["owner"] = (*owner)->identity();
-    if (Result<void> updated = context.store.updateRun(runId, "running", owned); !updated)
+    if (Result<void> updated = context.store.updateRun(runId, store::RunStatus::Running, owned); !updated)
       return updated.error();
   } else {
     if (options.tendencies.empty()) options.tendencies = defaultTendencies();
@@ -1000,7 +1000,7 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
     if (Result<void> locked = (*owner)->lockRun(runId, true); !locked) return locked.error();
     if (context.onRunCreated)
       if (Result<void> told = context.onRunCreated(runId); !told) {
-        (void)context.store.updateRun(runId, "failed", {{"error", told.error().message}});
+        (void)context.store.updateRun(runId, store::RunStatus::Failed, {{"error", told.error().message}});
         return told.error();
       }
   }
@@ -1009,7 +1009,7 @@ Result<SolveOutcome> solve(SolveContext &context, const SolveOptions &requested,
   nlohmann::json reference;
   if (Result<void> prepared = runner.prepareReference(reference); !prepared) {
     nlohmann::json failed = {{"error", prepared.error().message}};
-    (void)context.store.updateRun(runId, "failed", failed);
+    (void)context.store.updateRun(runId, store::RunStatus::Failed, failed);
     return prepared.error();
   }
   runner.runRounds();

@@ -145,9 +145,9 @@ struct SolveContext {
 
 struct SolveOutcome {
   int64_t runId = 0;
-  /// done, pending (batch: requests written, answers awaited), budget,
-  /// interrupted, failed.
-  std::string status;
+  /// Done, Pending (batch: requests written, answers awaited), Budget,
+  /// Interrupted.
+  store::RunStatus status = store::RunStatus::Done;
   std::string stoppedBecause;          ///< one line
   std::optional<int64_t> bestCandidateId;
   std::string bestPtx;                 ///< the best correct candidate's PTX; empty when none

@@ -704,7 +704,7 @@ TEST_F(SolveTest, FailuresAreRepairedThenOptimized) {
   ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 3); });
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   EXPECT_EQ(outcome->stoppedBecause, "all rounds ran");
   EXPECT_EQ(backend.calls(), 9);
 
@@ -828,7 +828,7 @@ TEST_F(SolveTest, SlotsRunTheirShareWithTheWholeRunsSeedsUnderASharedLimit) {
   };
   Result<SolveOutcome> outcome = solve::solve(context, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
 
   std::multiset<int64_t> seeds;
   for (const llm::Request &request : backend.requests()) seeds.insert(request.seed.value_or(-1));
@@ -991,7 +991,7 @@ TEST_F(SolveTest, CandidateBudgetStopsTheRun) {
   ScriptedBackend backend(alwaysCorrect);
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "budget");
+  EXPECT_EQ(outcome->status, store::RunStatus::Budget);
   EXPECT_CONTAINS(outcome->stoppedBecause, "candidate budget of 2");
   EXPECT_EQ(outcome->summary["candidates"], 2);
   EXPECT_EQ(backend.calls(), 2);
@@ -1012,7 +1012,7 @@ TEST_F(SolveTest, TokenBudgetCountsReportedUsage) {
   ASSERT_OK(outcome);
   // 500 tokens per answer: the second answer spends the budget, so no third request.
   EXPECT_EQ(backend.calls(), 2);
-  EXPECT_EQ(outcome->status, "budget");
+  EXPECT_EQ(outcome->status, store::RunStatus::Budget);
   EXPECT_CONTAINS(outcome->stoppedBecause, "token budget of 1000");
   EXPECT_EQ(outcome->summary["tokens"], (nlohmann::json{{"prompt", 800}, {"completion", 200}}));
   // The usage is kept with each completion.
@@ -1028,7 +1028,7 @@ TEST_F(SolveTest, UnreportedUsageSpendsNoTokenBudget) {
   ScriptedBackend backend(alwaysCorrect);
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   EXPECT_EQ(backend.calls(), 4);
   EXPECT_EQ(outcome->summary["tokens"], (nlohmann::json{{"prompt", 0}, {"completion", 0}}));
 }
@@ -1039,7 +1039,7 @@ TEST_F(SolveTest, WallTimeBudgetStopsBeforeTheFirstRequest) {
   ScriptedBackend backend(alwaysCorrect);
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "budget");
+  EXPECT_EQ(outcome->status, store::RunStatus::Budget);
   EXPECT_CONTAINS(outcome->stoppedBecause, "wall-time budget");
   EXPECT_EQ(backend.calls(), 0);
   EXPECT_FALSE(outcome->bestCandidateId.has_value());
@@ -1051,7 +1051,7 @@ TEST_F(SolveTest, WallTimeBudgetStopsBeforeTheFirstRequest) {
   lifted.maxWallSeconds = 0;
   Result<SolveOutcome> resumed = run(backend, options, outcome->runId, {}, {}, nullptr, lifted);
   ASSERT_OK(resumed);
-  EXPECT_EQ(resumed->status, "done");
+  EXPECT_EQ(resumed->status, store::RunStatus::Done);
   EXPECT_EQ(backend.calls(), 4);
   EXPECT_EQ(resumed->summary["resumes"][0]["overrides"], (nlohmann::json{{"max_wall_seconds", 0.0}}));
 }
@@ -1067,7 +1067,7 @@ TEST_F(SolveTest, BackendErrorIsRecordedAndTheSlotAsksAgain) {
   });
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   EXPECT_EQ(backend.calls(), 4);
   EXPECT_EQ(verdicts(outcome->runId), (std::vector<std::string>{
                                           "1 0 initial correct",
@@ -1099,7 +1099,7 @@ TEST_F(SolveTest, PromptsSurviveHostileAnswers) {
   });
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   EXPECT_EQ(verdicts(outcome->runId), (std::vector<std::string>{
                                           "1 0 initial no-ptx",
                                           "1 1 initial correct",
@@ -1122,7 +1122,7 @@ TEST_F(SolveTest, PendingEndsTheRoundAndResumeSendsOnlyWhatIsMissing) {
   });
   Result<SolveOutcome> first = run(batch, options);
   ASSERT_OK(first);
-  EXPECT_EQ(first->status, "pending");
+  EXPECT_EQ(first->status, store::RunStatus::Pending);
   EXPECT_CONTAINS(first->stoppedBecause, "round 1");
   EXPECT_EQ(batch.calls(), 2);
   store::RunData data = load(first->runId);
@@ -1137,7 +1137,7 @@ TEST_F(SolveTest, PendingEndsTheRoundAndResumeSendsOnlyWhatIsMissing) {
   SolveOptions ignored = smallOptions(9, 9); // a resume runs with the recorded options
   Result<SolveOutcome> second = run(answering, ignored, first->runId);
   ASSERT_OK(second);
-  EXPECT_EQ(second->status, "done");
+  EXPECT_EQ(second->status, store::RunStatus::Done);
   EXPECT_EQ(second->runId, first->runId);
   ASSERT_EQ(answering.calls(), 3);
   std::vector<int64_t> seeds;
@@ -1165,21 +1165,21 @@ TEST_F(SolveTest, StopBeforeTheRunSendsNothingAndResumeFinishes) {
   ScriptedBackend straight(script);
   Result<SolveOutcome> reference = run(straight, options);
   ASSERT_OK(reference);
-  ASSERT_EQ(reference->status, "done");
+  ASSERT_EQ(reference->status, store::RunStatus::Done);
 
   std::stop_source stop;
   stop.request_stop();
   ScriptedBackend stopped(script);
   Result<SolveOutcome> first = run(stopped, options, std::nullopt, stop.get_token());
   ASSERT_OK(first);
-  EXPECT_EQ(first->status, "interrupted");
+  EXPECT_EQ(first->status, store::RunStatus::Interrupted);
   EXPECT_EQ(stopped.calls(), 0);
   EXPECT_EQ(load(first->runId).run.status, "interrupted");
 
   ScriptedBackend resumed(script);
   Result<SolveOutcome> second = run(resumed, options, first->runId);
   ASSERT_OK(second);
-  EXPECT_EQ(second->status, "done");
+  EXPECT_EQ(second->status, store::RunStatus::Done);
   EXPECT_EQ(resumed.calls(), 6);
   EXPECT_EQ(verdicts(first->runId), verdicts(reference->runId));
   EXPECT_EQ(second->summary["counts"], reference->summary["counts"]);
@@ -1205,7 +1205,7 @@ TEST_F(SolveTest, StopDuringARequestThenResumeGivesTheSameVerdicts) {
   });
   Result<SolveOutcome> first = run(interrupted, options, std::nullopt, stop.get_token());
   ASSERT_OK(first);
-  EXPECT_EQ(first->status, "interrupted");
+  EXPECT_EQ(first->status, store::RunStatus::Interrupted);
   EXPECT_EQ(interrupted.calls(), 2);
   EXPECT_EQ(verdicts(first->runId), (std::vector<std::string>{
                                         "1 0 initial no-ptx",
@@ -1216,7 +1216,7 @@ TEST_F(SolveTest, StopDuringARequestThenResumeGivesTheSameVerdicts) {
   ScriptedBackend resumed(script);
   Result<SolveOutcome> second = run(resumed, options, first->runId);
   ASSERT_OK(second);
-  EXPECT_EQ(second->status, "done");
+  EXPECT_EQ(second->status, store::RunStatus::Done);
   // Round 1 slot 0 came from the store; the other five were asked.
   EXPECT_EQ(resumed.calls(), 5);
   for (const llm::Request &request : resumed.requests()) EXPECT_NE(request.seed, std::optional<int64_t>(1));
@@ -1232,7 +1232,7 @@ TEST_F(SolveTest, StopDuringARequestThenResumeGivesTheSameVerdicts) {
   Result<SolveOutcome> third =
       run(again, options, first->runId, {}, [&](const ProgressEvent &event) { replayed.push_back(event); });
   ASSERT_OK(third);
-  EXPECT_EQ(third->status, "done");
+  EXPECT_EQ(third->status, store::RunStatus::Done);
   EXPECT_EQ(again.calls(), 0);
   int verdictEvents = 0;
   for (const ProgressEvent &event : replayed) {
@@ -1252,7 +1252,7 @@ TEST_F(SolveTest, InterruptedRunDoesNotClaimAllRoundsRan) {
   ScriptedBackend backend(alwaysCorrect);
   Result<SolveOutcome> outcome = run(backend, smallOptions(2, 1), std::nullopt, stop.get_token());
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "interrupted");
+  EXPECT_EQ(outcome->status, store::RunStatus::Interrupted);
   EXPECT_NE(outcome->stoppedBecause, "all rounds ran");
 }
 
@@ -1284,7 +1284,7 @@ TEST_F(SolveTest, ResumeWithMoreRoundsContinuesTheRun) {
   more.rounds = 2;
   Result<SolveOutcome> second = run(backend, smallOptions(1, 2), first->runId, {}, {}, nullptr, more);
   ASSERT_OK(second);
-  EXPECT_EQ(second->status, "done");
+  EXPECT_EQ(second->status, store::RunStatus::Done);
   EXPECT_EQ(backend.calls(), 4); // round 1 from the store, round 2 asked
   EXPECT_EQ(verdicts(first->runId), (std::vector<std::string>{
                                         "1 0 initial correct",
@@ -1313,11 +1313,11 @@ TEST_F(SolveTest, ResumeKeepsTheRoundsAnEarlierResumeAdded) {
   more.rounds = 2;
   Result<SolveOutcome> second = run(cancelled, smallOptions(1, 1), first->runId, stop.get_token(), {}, nullptr, more);
   ASSERT_OK(second);
-  ASSERT_EQ(second->status, "interrupted");
+  ASSERT_EQ(second->status, store::RunStatus::Interrupted);
 
   Result<SolveOutcome> third = run(backend, smallOptions(1, 1), first->runId);
   ASSERT_OK(third);
-  EXPECT_EQ(third->status, "done");
+  EXPECT_EQ(third->status, store::RunStatus::Done);
   EXPECT_EQ(verdicts(first->runId), (std::vector<std::string>{"1 0 initial correct", "2 0 optimize correct"}));
   EXPECT_EQ(third->summary["rounds"].size(), 2u);
 }
@@ -1375,7 +1375,7 @@ TEST_F(SolveTest, SkeletonComesBeforeTheFirstKernelOnly) {
   ScriptedBackend backend([](const llm::Request &request) { return mistakesThenCorrect(request, 2); });
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   EXPECT_EQ(backend.calls(), 6);
   EXPECT_EQ(verdicts(outcome->runId), (std::vector<std::string>{
                                           "1 0 skeleton -",
@@ -1435,7 +1435,7 @@ TEST_F(SolveTest, UnreadableSkeletonStillGetsAFillRequest) {
   });
   Result<SolveOutcome> outcome = run(backend, options);
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
   std::vector<llm::Request> fills = backend.requests(PromptKind::Fill);
   ASSERT_EQ(fills.size(), 1u);
   EXPECT_CONTAINS(userMessage(fills[0]), "No skeleton could be read from your answer");
@@ -1501,7 +1501,7 @@ TEST_F(SolveTest, AKilledRunIsInterruptedAndItsResumeAsksNothingTwice) {
   ScriptedBackend resumed([](const llm::Request &request) { return mistakesThenCorrect(request, 2); });
   Result<SolveOutcome> finished = run(resumed, options, runId);
   ASSERT_OK(finished);
-  EXPECT_EQ(finished->status, "done");
+  EXPECT_EQ(finished->status, store::RunStatus::Done);
   EXPECT_EQ(resumed.calls(), 2);
   for (const llm::Request &request : resumed.requests()) EXPECT_GE(request.seed.value_or(0), 3);
   EXPECT_EQ(finished->summary["resumes"][0]["status_before"], "interrupted");
@@ -1546,7 +1546,7 @@ TEST_F(SolveTest, ACandidateThatKilledTheCheckIsRecordedCrashedNotCheckedAgain) 
   const store::AttemptRow *crashed = attempt(after, 1, 0, "initial");
   ASSERT_TRUE(crashed && crashed->result);
   EXPECT_CONTAINS(crashed->result->summary, "not checked again");
-  EXPECT_EQ(resumed->status, "done");
+  EXPECT_EQ(resumed->status, store::RunStatus::Done);
   EXPECT_EQ(resumed->summary["counts"], (nlohmann::json{{"crashed", 1}, {"wrong", 1}}));
 }
 
@@ -1572,7 +1572,7 @@ TEST_F(SolveTest, ARunAnotherProcessWorksOnCannotBeResumed) {
   (*other)->unlockRun(stopped->runId);
   Result<SolveOutcome> resumed = run(second, smallOptions(1, 1), stopped->runId);
   ASSERT_OK(resumed);
-  EXPECT_EQ(resumed->status, "done");
+  EXPECT_EQ(resumed->status, store::RunStatus::Done);
   EXPECT_EQ(second.calls(), 1);
 }
 
@@ -1589,7 +1589,7 @@ TEST_F(SolveTest, ALiveRunIsNotReaped) {
   });
   Result<SolveOutcome> outcome = run(backend, smallOptions(1, 1));
   ASSERT_OK(outcome);
-  EXPECT_EQ(outcome->status, "done");
+  EXPECT_EQ(outcome->status, store::RunStatus::Done);
 }
 
 TEST_F(SolveTest, ANewRunIsAnnouncedBeforeItsFirstRequest) {
@@ -1616,7 +1616,7 @@ TEST_F(SolveTest, NegativeOrAbsurdUsageStillEndsATokenBudget) {
   ScriptedBackend huge([](const llm::Request &) { return answer(fenced(referencePtx()), INT64_MAX, INT64_MAX); });
   Result<SolveOutcome> first = run(huge, options);
   ASSERT_OK(first);
-  EXPECT_EQ(first->status, "budget");
+  EXPECT_EQ(first->status, store::RunStatus::Budget);
   EXPECT_EQ(huge.calls(), 1);
 
   // Negative counts subtracted from the spend; now each request costs its max_tokens at least.
@@ -1624,7 +1624,7 @@ TEST_F(SolveTest, NegativeOrAbsurdUsageStillEndsATokenBudget) {
   options.maxTokens = 20'000;
   Result<SolveOutcome> second = run(negative, options);
   ASSERT_OK(second);
-  EXPECT_EQ(second->status, "budget");
+  EXPECT_EQ(second->status, store::RunStatus::Budget);
   EXPECT_LE(negative.calls(), 3);
   EXPECT_GE(second->summary["tokens"]["completion"].get<int64_t>(), 20'000);
 }

@@ -181,7 +181,7 @@ void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const s
                        const std::filesystem::path &outDir) {
   if (cli.gate.format == "json") {
     nlohmann::json out = {{"run", outcome.runId},
-                          {"status", outcome.status},
+                          {"status", store::runStatusName(outcome.status)},
                           {"stopped_because", outcome.stoppedBecause},
                           {"best_candidate", outcome.bestCandidateId ? nlohmann::json(*outcome.bestCandidateId)
                                                                      : nlohmann::json(nullptr)},
@@ -195,7 +195,7 @@ void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const s
     std::cout << out.dump(2) << '\n';
     return;
   }
-  fmt::print("run {} {}: {}\n", outcome.runId, outcome.status, outcome.stoppedBecause);
+  fmt::print("run {} {}: {}\n", outcome.runId, store::runStatusName(outcome.status), outcome.stoppedBecause);
   if (outcome.bestCandidateId)
     fmt::print("best: candidate {}{}; PTX in {}\n", *outcome.bestCandidateId,
                outcome.bestSpeedup            ? fmt::format(", {:.2f}x nvcc", *outcome.bestSpeedup)
@@ -208,7 +208,7 @@ void printSolveOutcome(const SolveCli &cli, const tasks::TaskSpec &task, const s
   else
     fmt::print("no correct candidate\n");
   fmt::print("report: {} and {}\n", (outDir / "report.md").string(), (outDir / "report.html").string());
-  if (outcome.status == "pending")
+  if (outcome.status == store::RunStatus::Pending)
     fmt::print("waiting for batch results: run `ptxforge solve {} --resume {}{} --batch-results FILE` when they are "
                "in\n",
                task.name, outcome.runId, resumeFlags(cli.storePath, cli.model));
@@ -266,7 +266,7 @@ int runSolve(const SolveCli &cli) {
   // The run is in the store either way; a file that could not be written is the error then.
   if (!written) return fail(format, written.error(), kExitUsage, {{"run", outcome->runId}});
   printSolveOutcome(cli, **task, *outcome, outDir);
-  if (outcome->status == "pending") return kExitOk;
+  if (outcome->status == store::RunStatus::Pending) return kExitOk;
   return outcome->bestCandidateId ? kExitOk : kExitNoKernel;
 }
 
