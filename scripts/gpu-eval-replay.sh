@@ -21,7 +21,7 @@ mkdir -p "$out"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
   cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
   tail -30 "$out/cmake.log"; exit 1; }
-pf="$(pwd)/$build/ptxforge"
+pf="$(cd "$build" && pwd)/ptxforge"
 common=(--suite "${SUITE:-core}" --samples 5 --k 1,2 --rounds 2 --strategy zero-shot,spec,few-shot --executor gpu
         --timing-rounds 5 ${EVAL_ARGS:-})
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
