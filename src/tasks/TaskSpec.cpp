@@ -1110,7 +1110,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
 
   Validator v(fileName);
   TaskSpec task;
-  toml::source_region noWhere;
+  toml::source_region noWhere{}; // value-initialized: line 0 means "no location"
   v.checkKeys(document, {"name", "level", "description", "hints", "kernel", "tags", "symbols", "shapes", "small_shapes", "params",
                          "tolerance", "cost", "launch", "vendor"},
               "");
@@ -1259,7 +1259,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
   }
 
   // Default launch.
-  toml::source_region launchWhere;
+  toml::source_region launchWhere{};
   if (const toml::node *launch = document.get("launch")) {
     if (const toml::table *table = launch->as_table()) {
       launchWhere = launch->source();

@@ -130,6 +130,13 @@ TEST(TaskSpec, UnknownTopLevelKey) {
             "tags, symbols, shapes, small_shapes, params, tolerance, cost, launch, vendor)");
 }
 
+// A key missing at the top level has no line to point at: the file alone,
+// never an uninitialized line and column (it printed "task.toml:270324448:32596").
+TEST(TaskSpec, MissingTopLevelKeyNamesTheFileWithoutALocation) {
+  EXPECT_EQ(loadError(replaced(kSaxpyToml, "kernel = \"saxpy\"\n", "")),
+            "task.toml: missing required key 'kernel'");
+}
+
 TEST(TaskSpec, UnknownParamKey) {
   EXPECT_EQ(loadError(replaced(kSaxpyToml, "count = \"n\"\ninit", "cuont = \"n\"\ninit")),
             "task.toml:14:1: param 'x': missing required key 'count' (the buffer's element count, e.g. \"n\")\n"
