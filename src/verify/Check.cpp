@@ -117,6 +117,15 @@ struct CheckSecrets {
     guardBytes = 512 + 256 * (tasks::splitmix64(state) % 7);
     digestKey = tasks::splitmix64(state);
   }
+
+  /// The guard byte of the buffer of parameter `index`: a different one for
+  /// each buffer (97 is coprime with 254), so that a kernel that runs past an
+  /// input's end and copies what it reads past an output's end (a copy or an
+  /// elementwise kernel without its bounds check) writes bytes the output's
+  /// guard zone does not hold.
+  uint8_t guardByteOf(size_t index) const {
+    return static_cast<uint8_t>(1 + (guardByte - 1 + 97 * (index % 254)) % 254);
+  }
 };
 
 /// One element of the poison an output of `type` holds before a launch, a new
@@ -275,9 +284,10 @@ public:
         side.inputs.back() = inputCache_[index];
       }
       if (pristine_[index]) {
-        if (Result<void> ok = executor_.memset(buffer->handle(), 0, secrets_.guardByte, secrets_.guardBytes); !ok)
+        if (Result<void> ok = executor_.memset(buffer->handle(), 0, secrets_.guardByteOf(index), secrets_.guardBytes); !ok)
           return ok.error();
-        if (Result<void> ok = executor_.memset(buffer->handle(), secrets_.guardBytes + bytes, secrets_.guardByte, secrets_.guardBytes);
+        if (Result<void> ok = executor_.memset(buffer->handle(), secrets_.guardBytes + bytes, secrets_.guardByteOf(index),
+                                               secrets_.guardBytes);
             !ok)
           return ok.error();
         if (bytes)
@@ -289,8 +299,9 @@ public:
         // generated (outputs: the poison, replicated on the device).
         const exec::BufferHandle handle = buffer->handle();
         const uint64_t guard = secrets_.guardBytes;
-        if (Result<void> ok = executor_.memset(handle, 0, secrets_.guardByte, guard); !ok) return ok.error();
-        if (Result<void> ok = executor_.memset(handle, guard + bytes, secrets_.guardByte, guard); !ok) return ok.error();
+        if (Result<void> ok = executor_.memset(handle, 0, secrets_.guardByteOf(index), guard); !ok) return ok.error();
+        if (Result<void> ok = executor_.memset(handle, guard + bytes, secrets_.guardByteOf(index), guard); !ok)
+          return ok.error();
         if (param.role == tasks::ParamRole::Output) {
           if (Result<void> ok = fillOnDevice(handle, guard, bytes,
                                              poisonElement(param.type, secrets_.poisonSalt, param.name, trial));
@@ -305,7 +316,7 @@ public:
             if (Result<void> ok = executor_.copyToDevice(handle, guard, side.inputs.back()->data(), have); !ok)
               return ok.error();
           if (have < bytes)
-            if (Result<void> ok = executor_.memset(handle, guard + have, secrets_.guardByte, bytes - have); !ok)
+            if (Result<void> ok = executor_.memset(handle, guard + have, secrets_.guardByteOf(index), bytes - have); !ok)
               return ok.error();
         }
         Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, bytes));
@@ -417,7 +428,7 @@ public:
         OutputReport report;
         report.param = param.name;
         report.isInput = isPureInput(param);
-        const uint8_t guardByte = secrets_.guardByte;
+        const uint8_t guardByte = secrets_.guardByteOf(i);
         for (uint64_t b = 0; b < guard; ++b) {
           if (before[b] != guardByte) {
             if (report.guardBytesBefore++ == 0 && report.guardDetail.empty())

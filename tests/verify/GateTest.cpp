@@ -227,6 +227,29 @@ TEST_F(Gate, WritesPastTheEndHitTheGuardZone) {
   EXPECT_EQ(result->trials.back().outputs.back().guardBytesAfter, 4u);
 }
 
+TEST_F(Gate, CopyingPastTheEndIntoTheGuardZoneIsSeen) {
+  // A kernel without its bounds check that copies what lies past the input's
+  // end into what lies past the output's end: 16 floats of x's guard zone into
+  // y's. Every buffer's guard byte differs, so the copied bytes are not the
+  // ones y's guard zone holds (with one guard byte for all, they were, and
+  // this passed).
+  FakeKernel overrun = [](const exec::LaunchConfig &, const FakeArgs &args) -> Result<void> {
+    const float *x = args.floats(0);
+    float *y = args.floats(1);
+    const float a = args.f32(2);
+    const int32_t n = args.i32(3);
+    for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+    std::memcpy(y + n, x + n, 16 * sizeof(float));
+    return {};
+  };
+  HostExecutor executor(saxpy(), overrun);
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Wrong) << result->summary;
+  EXPECT_NE(result->summary.find("after the end of 'y'"), std::string::npos) << result->summary;
+  EXPECT_EQ(result->trials.back().outputs.back().guardBytesAfter, 64u);
+}
+
 TEST_F(Gate, WritesBeforeTheStartHitTheGuardZone) {
   auto underflow = saxpy([](int64_t i, int32_t, float *y) {
     if (i == 0) y[-1] = 2.0f;
