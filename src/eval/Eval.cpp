@@ -448,6 +448,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.check.launchTimeoutMs = options.launchTimeoutMs;
     solveOptions.check.benchmark = !emulated;
     solveOptions.check.profile = emulated; // the optimize prompts' estimate when nothing is timed
+    solveOptions.check.sanitizer = emulated ? nullptr : context.sanitizer;
     solveOptions.noSass = options.noSass;
 
     say(fmt::format("[{}/{}] {}: {}", job.position + 1, selected->size(), task->name,

@@ -104,6 +104,10 @@ struct EvalContext {
   std::function<Result<verify::CheckResult>(const tasks::TaskSpec &, const verify::Candidate &,
                                             const verify::CheckOptions &)>
       check = nullptr;
+  /// On a GPU: the emulator whose sanitizers give every check a second
+  /// opinion on the task's small shapes (verify::CheckOptions::sanitizer), as
+  /// `ptxforge check` does; none: the GPU alone.
+  exec::Executor *sanitizer = nullptr;
 };
 
 /// The tasks `suite` names, in suite order. InvalidInput names an unknown task

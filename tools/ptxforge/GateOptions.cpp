@@ -80,6 +80,8 @@ Result<CheckingSetup> setUpChecking(const std::string &executorChoice, const std
     std::string unavailable;
     setup.executor = createExecutor(executorChoice, unavailable);
     if (!setup.executor) return makeError(ErrorKind::ToolMissing, "no-executor", unavailable);
+    if (setup.executor->moduleFormat() != exec::ModuleFormat::Ptx)
+      setup.sanitizer = createExecutor("emu", setup.sanitizerUnavailable);
     return setup;
   }
   serve::RemoteGateOptions options;

@@ -67,6 +67,13 @@ using serve::selectShapes;
 struct CheckingSetup {
   std::unique_ptr<exec::Executor> executor;
   std::shared_ptr<serve::RemoteGate> remote;
+  /// With a GPU executor: the emulator, whose sanitizers check every
+  /// candidate again on the task's small shapes (races, out-of-bounds reads
+  /// and uninitialized values that a GPU run does not show), as `check` does.
+  /// Null on the emulator, with --gate, or when the emulator cannot start
+  /// (`sanitizerUnavailable` says why).
+  std::unique_ptr<exec::Executor> sanitizer;
+  std::string sanitizerUnavailable;
 };
 Result<CheckingSetup> setUpChecking(const std::string &executorChoice, const std::string &gateUrl);
 /// Registers `--gate URL` (PTXFORGE_GATE) on `command`.

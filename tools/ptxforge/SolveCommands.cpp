@@ -242,6 +242,7 @@ int runSolve(const SolveCli &cli) {
   std::shared_ptr<serve::RemoteGate> remote = checking->remote;
   Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
   if (!options) return fail(format, options.error());
+  options->check.sanitizer = checking->sanitizer.get();
   Result<solve::GuidedStreamOptions> guidedStream = guidedStreamOptions(cli.model, modelSpec);
   if (!guidedStream) return fail(format, guidedStream.error(), kExitUsage);
   options->guidedStream = *guidedStream;
