@@ -168,6 +168,12 @@ void execWgmmaWait(Warp &w, const Inst &in, LaneMask) {
     for (const Operand &d : program.operandLists[p.list]) w.written[d.slot] |= p.lanes;
     return true;
   });
+  // An accumulator that a younger, still pending wgmma writes stays pending
+  // (the usual chain of k-steps into one accumulator: `wait_group 1` retires
+  // the older ones, not the last).
+  for (const AsyncState::WgmmaPending &p : state.wgmmaPending)
+    if (p.warp == w.index)
+      for (const Operand &d : program.operandLists[p.list]) w.written[d.slot] &= ~p.lanes;
 }
 
 bool parseShape(std::string_view m, uint32_t &n, uint32_t &k) {

@@ -313,6 +313,22 @@ TEST_F(WgmmaTest, ReadingAnAccumulatorBeforeWaitGroupIsARace) {
   EXPECT_NE(race->message.find("before a wgmma.wait_group"), std::string::npos) << race->message;
 }
 
+// Two groups into one accumulator: `wait_group 1` retires the first, not the
+// second, so the accumulator is still pending (it was taken as written).
+TEST_F(WgmmaTest, WaitGroupOneLeavesTheYoungerGroupsAccumulatorsPending) {
+  if (onGpu()) GTEST_SKIP() << "an emulator check";
+  Prepared p = prepare({In::F16, 16}, "");
+  const size_t first = p.ptx.find("  wgmma.mma_async");
+  p.ptx.insert(p.ptx.find('\n', first) + 1, "  wgmma.commit_group.sync.aligned;\n");
+  const std::string wait = "  wgmma.wait_group.sync.aligned 0;\n";
+  p.ptx.replace(p.ptx.find(wait), wait.size(), "  wgmma.wait_group.sync.aligned 1;\n  add.f32 %f1, %acc3, %acc3;\n");
+  Outcome o = run(p.ptx, 1, 128, static_cast<uint32_t>(p.expected.size()), p.input);
+  const exec::LaunchFinding *race = find(o, "racecheck");
+  ASSERT_NE(race, nullptr) << p.ptx;
+  EXPECT_EQ(race->line, lineOf(p.ptx, "add.f32 %f1, %acc3"));
+  EXPECT_NE(race->message.find("before a wgmma.wait_group"), std::string::npos) << race->message;
+}
+
 TEST_F(WgmmaTest, OperandsWrittenWithoutAProxyFenceAreARace) {
   if (onGpu()) GTEST_SKIP() << "an emulator check";
   Prepared p = prepare({In::F16, 16});
