@@ -113,8 +113,16 @@ void printProgress(const solve::ProgressEvent &event) {
   std::string where = event.slot < 0 ? fmt::format("[round {}]", event.round)
                                      : fmt::format("[r{} s{} {}]", event.round, event.slot, event.kind);
   std::string what = event.what;
+  // A summary that starts with its verdict ("compile-error: the compiler
+  // rejected ...", "wrong on ...") is not prefixed with it a second time.
+  std::string verdict;
+  if (event.verdict) {
+    const std::string speedup = event.speedup ? fmt::format("{:.2f}x", *event.speedup) : "";
+    if (what.starts_with(*event.verdict + ": ")) what.erase(0, event.verdict->size() + 2);
+    if (what.starts_with(*event.verdict + " ")) verdict = speedup.empty() ? "" : speedup + " ";
+    else verdict = *event.verdict + (speedup.empty() ? "" : " " + speedup) + ": ";
+  }
   if (what.size() > 160) what = what.substr(0, 157) + "...";
-  std::string verdict = event.verdict ? *event.verdict + (event.speedup ? fmt::format(" {:.2f}x", *event.speedup) : "") + ": " : "";
   fmt::print(stderr, "{} {}{}  | best: {}\n", where, verdict, what, best);
 }
 
