@@ -1345,7 +1345,8 @@ std::string leaderboardMarkdownUnchecked(const std::vector<json> &documents, con
     }
     // A shard is part of an eval: its merge (`eval merge`) is ranked, never the shard.
     bool shard = shardOf(document).has_value();
-    bool complete = stringOf(member(&document, "status")) == "complete" && !shard;
+    const std::optional<std::string> statusName = stringOf(member(&document, "status"));
+    bool complete = statusName && store::parseEvalStatus(*statusName) == store::EvalStatus::Complete && !shard;
     if (!complete && !all) {
       ++(shard ? shards : notComplete);
       continue;
