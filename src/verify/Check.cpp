@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -825,21 +826,31 @@ public:
     const tasks::Shape &shape = entry.shape;
     Result<const Outputs *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
     if (!want) return want.error();
-    // Separate buffers for each side, as in the correctness runs, with the
-    // same inputs (a trial the correctness runs did not use).
-    Result<SideBuffers> candidateSide = prepare(shape, trial, /*canaries=*/true);
-    if (!candidateSide) return candidateSide.error();
-    Result<SideBuffers> referenceSide = prepare(shape, trial);
-    if (!referenceSide) return referenceSide.error();
-    Result<exec::PackedArgs> candidateArgs = arguments(*candidateSide, shape, trial);
-    Result<exec::PackedArgs> referenceArgs = arguments(*referenceSide, shape, trial);
-    if (!candidateArgs) return candidateArgs.error();
-    if (!referenceArgs) return referenceArgs.error();
+    // Two sets of buffers with the same contents (a trial the correctness
+    // runs did not use), each bracketed by canaries.
+    // When `swap` is on, each side times half of every round's launches on
+    // each set: where a set lies in memory (its DRAM pages, the L2 slices
+    // its lines hash to) then weighs on both sides alike. Timed on one set
+    // each, attention_fwd's reference against itself measured 0.97x in a
+    // fresh process and 1.03x inside an eval's, the same in every seed.
+    std::array<SideBuffers, 2> sets;
+    std::array<exec::PackedArgs, 2> setArgs;
+    for (size_t s = 0; s < 2; ++s) {
+      Result<SideBuffers> set = prepare(shape, trial, /*canaries=*/true);
+      if (!set) return set.error();
+      sets[s] = std::move(*set);
+      Result<exec::PackedArgs> args = arguments(sets[s], shape, trial);
+      if (!args) return args.error();
+      setArgs[s] = std::move(*args);
+    }
 
     // Before every launch, timed or not: outputs (and inouts) back to their
-    // poison (initial contents), module variables back to their initial state.
+    // poison (initial contents); for the candidate, module variables back to
+    // their initial state; for the reference, inputs back to their generated
+    // data, so that nothing the candidate left in a set's inputs can slow the
+    // reference down (the candidate's own launches are verified for that).
     std::vector<exec::DeviceBuffer> pristine;
-    auto resetOps = [&](SideBuffers &side, bool withModule) -> Result<std::vector<exec::MemoryOp>> {
+    auto outputOps = [&](SideBuffers &side) -> Result<std::vector<exec::MemoryOp>> {
       std::vector<exec::MemoryOp> ops;
       for (size_t i = 0; i < task_.params.size(); ++i) {
         if (!isOutput(task_.params[i])) continue;
@@ -853,23 +864,30 @@ public:
         ops.push_back({side.buffers[i].handle(), secrets_.guardBytes, copy->handle(), 0, side.dataBytes[i], 0});
         pristine.push_back(std::move(*copy));
       }
-      if (withModule)
-        for (const ModuleVariable &variable : variables_) {
-          Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, variable.global.bytes));
-          if (!copy) return copy.error();
-          if (Result<void> ok = executor_.copyToDevice(copy->handle(), 0, variable.initial.data(),
-                                                       variable.initial.size());
-              !ok)
-            return ok.error();
-          ops.push_back({variable.global.handle, 0, copy->handle(), 0, variable.global.bytes, 0});
-          pristine.push_back(std::move(*copy));
-        }
       return ops;
     };
-    Result<std::vector<exec::MemoryOp>> candidateOps = resetOps(*candidateSide, true);
-    if (!candidateOps) return candidateOps.error();
-    Result<std::vector<exec::MemoryOp>> referenceOps = resetOps(*referenceSide, false);
-    if (!referenceOps) return referenceOps.error();
+    std::vector<exec::MemoryOp> moduleOps;
+    for (const ModuleVariable &variable : variables_) {
+      Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, variable.global.bytes));
+      if (!copy) return copy.error();
+      if (Result<void> ok = executor_.copyToDevice(copy->handle(), 0, variable.initial.data(), variable.initial.size());
+          !ok)
+        return ok.error();
+      moduleOps.push_back({variable.global.handle, 0, copy->handle(), 0, variable.global.bytes, 0});
+      pristine.push_back(std::move(*copy));
+    }
+    std::array<std::vector<exec::MemoryOp>, 2> candidateOps, referenceOps;
+    for (size_t s = 0; s < 2; ++s) {
+      Result<std::vector<exec::MemoryOp>> ops = outputOps(sets[s]);
+      if (!ops) return ops.error();
+      candidateOps[s] = *ops;
+      candidateOps[s].insert(candidateOps[s].end(), moduleOps.begin(), moduleOps.end());
+      referenceOps[s] = std::move(*ops);
+      for (size_t i = 0; i < task_.params.size(); ++i)
+        if (isPureInput(task_.params[i]) && sets[s].pristine[i] && sets[s].dataBytes[i])
+          referenceOps[s].push_back({sets[s].buffers[i].handle(), secrets_.guardBytes, sets[s].pristine[i]->handle(), 0,
+                                     sets[s].dataBytes[i], 0});
+    }
 
     // The schedule is drawn per check, so that no launch can count its way
     // into the timed window; the outputs of about half the timed calls (at
@@ -883,66 +901,98 @@ public:
     // compare of every buffer), which ones drawn: a kernel cannot tell a
     // verified timed launch from another.
     std::vector<bool> verifyRound(static_cast<size_t>(rounds));
-    for (int round = 0; round < rounds; ++round)
-      report.launchesPerRound.push_back(std::max(1, meanReps - 2 + static_cast<int>(tasks::splitmix64(state) % 5)));
+    const bool swap = swapBuffers();
+    report.buffersSwapped = swap;
+    for (int round = 0; round < rounds; ++round) {
+      int launches = std::max(1, meanReps - 2 + static_cast<int>(tasks::splitmix64(state) % 5));
+      // Swapping splits a turn in two equal halves: an even count, at least 2.
+      if (swap) launches = std::max(2, launches + launches % 2);
+      report.launchesPerRound.push_back(launches);
+    }
     for (int pick = 0; pick < 2; ++pick) verifyRound[tasks::splitmix64(state) % static_cast<uint64_t>(rounds)] = true;
     verifyRound[static_cast<size_t>(rounds - 1)] = true;
 
     Clock::time_point start = Clock::now();
-    std::vector<double> candidateTimes, baselineTimes;
+    // Per side and buffer set.
+    std::array<std::vector<double>, 2> candidateTimes, baselineTimes;
     for (int round = 0; round < rounds; ++round) {
-      exec::TimingOptions timing;
-      timing.warmupLaunches = round == 0 ? static_cast<uint32_t>(report.warmups) : 0;
-      timing.repetitions = static_cast<uint32_t>(report.launchesPerRound[static_cast<size_t>(round)]);
-      timing.flushL2 = true;
-      timing.timeoutMs = options_.launchTimeoutMs * (timing.repetitions + timing.warmupLaunches + 1);
+      const int launches = report.launchesPerRound[static_cast<size_t>(round)];
       // Alternate which side goes first so drift (clocks, temperature) hits both.
       for (int turn = 0; turn < 2; ++turn) {
-        bool candidateTurn = (turn == 0) == (round % 2 == 0);
-        timing.beforeEachLaunch = candidateTurn ? *candidateOps : *referenceOps;
-        Result<std::vector<float>> times =
-            candidateTurn ? executor_.timeLaunch(candidate, toConfig(candidateLaunch), *candidateArgs, timing)
-                          : executor_.timeLaunch(reference, toConfig(referenceLaunch), *referenceArgs, timing);
-        if (!times) {
-          if (candidateTurn && recordExecutorFailure(times.error(), "while timing on " + tasks::shapeToString(shape)))
+        const bool candidateTurn = (turn == 0) == (round % 2 == 0);
+        // With `swap`, each turn is two halves, one on each set, the set
+        // that goes first alternating by round; without, each side keeps its
+        // own set (the candidate set 0).
+        const size_t firstSet = swap ? static_cast<size_t>(round % 2) : (candidateTurn ? 0 : 1);
+        const int pieces = swap ? 2 : 1;
+        for (int piece = 0; piece < pieces; ++piece) {
+          const size_t s = (firstSet + static_cast<size_t>(piece)) % 2;
+          exec::TimingOptions timing;
+          timing.warmupLaunches = round == 0 && piece == 0 ? static_cast<uint32_t>(report.warmups) : 0;
+          timing.repetitions = static_cast<uint32_t>(launches / pieces);
+          timing.flushL2 = true;
+          timing.timeoutMs = options_.launchTimeoutMs * (timing.repetitions + timing.warmupLaunches + 1);
+          timing.beforeEachLaunch = candidateTurn ? candidateOps[s] : referenceOps[s];
+          Result<std::vector<float>> times =
+              candidateTurn ? executor_.timeLaunch(candidate, toConfig(candidateLaunch), setArgs[s], timing)
+                            : executor_.timeLaunch(reference, toConfig(referenceLaunch), setArgs[s], timing);
+          if (!times) {
+            if (candidateTurn && recordExecutorFailure(times.error(), "while timing on " + tasks::shapeToString(shape)))
+              return std::optional<BenchmarkReport>();
+            return times.error();
+          }
+          for (float ms : *times) (candidateTurn ? candidateTimes : baselineTimes)[s].push_back(ms);
+          if (!candidateTurn || !verifyRound[static_cast<size_t>(round)]) continue;
+          // The last timed launch's outputs on this set: as right as a
+          // checked launch's, its inputs, guards and canaries untouched.
+          TrialReport checked;
+          checked.shapeIndex = entry.index;
+          checked.shape = shape;
+          checked.drawn = entry.drawn;
+          checked.trial = trial;
+          checked.timed = true;
+          checked.launch = candidateLaunch;
+          checked.executor = executorTag_;
+          Result<Outputs> got = collect(sets[s], &checked.outputs);
+          if (!got) return got.error();
+          Result<std::string> judged = judge(sets[s], *got, **want, checked.outputs, trial);
+          if (!judged) return judged.error();
+          const std::string &problem = *judged;
+          checked.passed = problem.empty();
+          report.verifiedTimedLaunches++;
+          result_.trials.push_back(std::move(checked));
+          if (!problem.empty()) {
+            result_.verdict = Verdict::Wrong;
+            result_.summary = fmt::format("wrong in a timed launch on {} (round {} of {}): {}",
+                                          tasks::shapeToString(shape), round + 1, rounds, problem);
             return std::optional<BenchmarkReport>();
-          return times.error();
-        }
-        for (float ms : *times) (candidateTurn ? candidateTimes : baselineTimes).push_back(ms);
-        if (!candidateTurn || !verifyRound[static_cast<size_t>(round)]) continue;
-        // The last timed launch's outputs: as right as a checked launch's.
-        TrialReport checked;
-        checked.shapeIndex = entry.index;
-        checked.shape = shape;
-        checked.drawn = entry.drawn;
-        checked.trial = trial;
-        checked.timed = true;
-        checked.launch = candidateLaunch;
-        checked.executor = executorTag_;
-        Result<Outputs> got = collect(*candidateSide, &checked.outputs);
-        if (!got) return got.error();
-        Result<std::string> judged = judge(*candidateSide, *got, **want, checked.outputs, trial);
-        if (!judged) return judged.error();
-        const std::string &problem = *judged;
-        checked.passed = problem.empty();
-        report.verifiedTimedLaunches++;
-        result_.trials.push_back(std::move(checked));
-        if (!problem.empty()) {
-          result_.verdict = Verdict::Wrong;
-          result_.summary = fmt::format("wrong in a timed launch on {} (round {} of {}): {}",
-                                        tasks::shapeToString(shape), round + 1, rounds, problem);
-          return std::optional<BenchmarkReport>();
+          }
         }
       }
     }
     result_.times.bench += millisSince(start);
     report.shapeIndex = entry.index;
     report.shape = shape;
-    report.candidate = spreadOf(candidateTimes);
-    report.baseline = spreadOf(baselineTimes);
-    report.speedup = report.baseline.median / report.candidate.median;
-    report.speedupLow = report.baseline.p10 / report.candidate.p90;
-    report.speedupHigh = report.baseline.p90 / report.candidate.p10;
+    auto pooled = [](const std::array<std::vector<double>, 2> &perSet) {
+      std::vector<double> all = perSet[0];
+      all.insert(all.end(), perSet[1].begin(), perSet[1].end());
+      return spreadOf(std::move(all));
+    };
+    report.candidate = pooled(candidateTimes);
+    report.baseline = pooled(baselineTimes);
+    if (swap) {
+      // Paired by set: the geometric mean of the two sets' ratios, so that a
+      // set that runs every kernel faster (where it lies in memory) cancels.
+      const Spread c0 = spreadOf(candidateTimes[0]), b0 = spreadOf(baselineTimes[0]);
+      const Spread c1 = spreadOf(candidateTimes[1]), b1 = spreadOf(baselineTimes[1]);
+      report.speedup = std::sqrt(b0.median / c0.median * (b1.median / c1.median));
+      report.speedupLow = std::sqrt(b0.p10 / c0.p90 * (b1.p10 / c1.p90));
+      report.speedupHigh = std::sqrt(b0.p90 / c0.p10 * (b1.p90 / c1.p10));
+    } else {
+      report.speedup = report.baseline.median / report.candidate.median;
+      report.speedupLow = report.baseline.p10 / report.candidate.p90;
+      report.speedupHigh = report.baseline.p90 / report.candidate.p10;
+    }
     if (task_.cost.flops) {
       if (Result<int64_t> flops = tasks::evaluate(*task_.cost.flops, shape)) {
         report.gflops = static_cast<double>(*flops) / (report.candidate.median * 1e6);
@@ -1092,6 +1142,12 @@ public:
     config.dynamicSharedBytes = launch.smem;
     config.timeoutMs = options_.launchTimeoutMs; // the watchdog's deadline for a hang
     return config;
+  }
+
+  /// CheckOptions::swapBuffers, unless $PTXFORGE_GATE_SWAP is "0".
+  bool swapBuffers() const {
+    const char *env = std::getenv("PTXFORGE_GATE_SWAP");
+    return options_.swapBuffers && !(env && std::string_view(env) == "0");
   }
 
   void setExecutorTag(std::string tag) { executorTag_ = std::move(tag); }
@@ -1984,7 +2040,8 @@ static nlohmann::json toJsonWithoutProfile(const CheckResult &result) {
                        {"copy_ceiling_fraction", optionalJson(b.copyCeilingFraction)},
                        {"fp32_ceiling_fraction", optionalJson(b.fp32CeilingFraction)},
                        {"schedule", {{"warmups", b.warmups}, {"launches_per_round", b.launchesPerRound},
-                                     {"verified_timed_launches", b.verifiedTimedLaunches}}}});
+                                     {"verified_timed_launches", b.verifiedTimedLaunches},
+                                     {"buffers_swapped", b.buffersSwapped}}}});
   const StageTimes &st = result.times;
   nlohmann::json times = {{"lint", st.lint},         {"compile", st.compile},     {"inputs", st.inputs},
                           {"reference", st.reference}, {"candidate", st.candidate}, {"compare", st.compare},

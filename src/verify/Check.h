@@ -60,6 +60,11 @@ struct CheckOptions {
   bool benchmark = true;
   int timingRounds = 10;             ///< candidate and baseline alternate per round
   int repetitionsPerRound = 5;       ///< the mean; each round draws its own count around it
+  /// Time each side on two sets of buffers, half of every round on each, so
+  /// that where the buffers lie in memory does not favour either side
+  /// (docs/verification.md). $PTXFORGE_GATE_SWAP=0 turns it off, for
+  /// measuring what it does.
+  bool swapBuffers = true;
   uint32_t launchTimeoutMs = 10'000; ///< watchdog deadline of one launch
   bool lint = true;                  ///< false: lint errors do not stop the gate (find false positives)
   /// A second executor that checks correctness with sanitizers (the CPU
@@ -124,6 +129,9 @@ struct BenchmarkReport {
   int warmups = 0;
   std::vector<int> launchesPerRound;
   int verifiedTimedLaunches = 0; ///< timed launches whose outputs were checked
+  /// Each side timed half of every round on each of two buffer sets
+  /// (CheckOptions::swapBuffers).
+  bool buffersSwapped = false;
 };
 
 /// Occupancy of the largest launch the check ran (the most blocks): how many

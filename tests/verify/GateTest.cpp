@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -120,6 +121,31 @@ private:
   float candidateMs_;
 };
 
+/// Times both kernels alike, but 4% slower on any buffers other than the
+/// first set it timed: a GPU on which where a buffer lies changes a kernel's
+/// time (attention_fwd's reference on an H100, docs/verification.md).
+class PlacementExecutor : public HostExecutor {
+public:
+  using HostExecutor::HostExecutor;
+  Result<std::vector<float>> timeLaunch(exec::KernelHandle kernel, const exec::LaunchConfig &config,
+                                        const exec::PackedArgs &args, const exec::TimingOptions &options) override {
+    Result<std::vector<float>> times = HostExecutor::timeLaunch(kernel, config, args, options);
+    if (!times) return times;
+    uint64_t first = 0;
+    for (const exec::PackedArgs::Slot &slot : args.slots)
+      if (slot.isBuffer) {
+        std::memcpy(&first, args.bytes.data() + slot.offset, 8);
+        break;
+      }
+    if (!home_) home_ = first;
+    for (float &ms : *times) ms = first == *home_ ? 1.0f : 1.04f;
+    return times;
+  }
+
+private:
+  std::optional<uint64_t> home_;
+};
+
 /// saxpy over all n elements (the geometry is the real kernel's business);
 /// `edit` perturbs it after each element.
 FakeKernel saxpy(std::function<void(int64_t i, int32_t n, float *y)> edit = nullptr) {
@@ -194,6 +220,33 @@ TEST_F(Gate, CorrectCandidateIsTimedAgainstTheBaseline) {
   EXPECT_EQ(json["verdict"], "correct");
   EXPECT_EQ(json["provenance"]["task"], "saxpy");
   EXPECT_EQ(json["timing"][0]["speedup"], 2.0);
+}
+
+TEST_F(Gate, WhereTheBuffersLieFavoursNeitherSide) {
+  // The same kernel on both sides is 1.00x, however much faster one buffer set runs.
+  PlacementExecutor executor(saxpy(), saxpy());
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Correct) << result->summary;
+  ASSERT_EQ(result->benchmarks.size(), 1u);
+  const verify::BenchmarkReport &bench = result->benchmarks[0];
+  EXPECT_TRUE(bench.buffersSwapped);
+  EXPECT_NEAR(bench.speedup, 1.0, 1e-9);
+  EXPECT_LE(bench.speedupLow, 1.0 + 1e-9);
+  EXPECT_GE(bench.speedupHigh, 1.0 - 1e-9);
+  // Each side ran half of every round on each set.
+  for (int launches : bench.launchesPerRound) EXPECT_EQ(launches % 2, 0);
+  EXPECT_EQ(verify::toJson(*result)["timing"][0]["schedule"]["buffers_swapped"], true);
+
+  // One set per side (the protocol before 2026-12-05): the candidate, timed
+  // on the faster set, looks 4% faster than itself.
+  options.swapBuffers = false;
+  PlacementExecutor unswapped(saxpy(), saxpy());
+  result = run(unswapped);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->benchmarks.size(), 1u);
+  EXPECT_FALSE(result->benchmarks[0].buffersSwapped);
+  EXPECT_NEAR(result->benchmarks[0].speedup, 1.04, 1e-3);
 }
 
 TEST_F(Gate, UnwrittenOutputsFailBecauseTheyStartAsNaN) {
