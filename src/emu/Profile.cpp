@@ -16,7 +16,7 @@ namespace {
 constexpr unsigned kBanks = 32;
 constexpr unsigned kBankBytes = 4;
 constexpr unsigned kSectorBytes = 32;
-constexpr unsigned kLaneDataBytes = 256;
+constexpr unsigned kPhaseBytes = 128; ///< lane data one phase of a warp's access carries
 
 /// The instrumented ExecFn: count, then run the original.
 void profiledExec(Warp &warp, const Inst &inst, LaneMask active) {
@@ -62,34 +62,83 @@ uint64_t addressOf(const Warp &w, uint32_t slot, int64_t offset, unsigned lane) 
 
 } // namespace
 
-Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned width, bool atomic) {
+Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned width, SharedAccess access) {
   Wavefronts out;
   if (!lanes) return out;
   width = std::clamp(width, 1u, 32u);
-  std::array<uint64_t, kWarpSize * 9> words; // up to 32 bytes a lane, unaligned at worst
-  size_t count = 0;
-  forEachLane(lanes, [&](unsigned l) {
-    uint64_t firstWord = addresses[l] / kBankBytes, lastWord = (addresses[l] + width - 1) / kBankBytes;
-    for (uint64_t word = firstWord; word <= lastWord && count < words.size(); ++word) words[count++] = word;
-  });
-  // Atomics count every lane's word; the rest count distinct words.
-  uint64_t most = atomic ? busiestBank(words.data(), count) : 0;
-  std::sort(words.begin(), words.begin() + count);
-  const size_t distinct = static_cast<size_t>(std::unique(words.begin(), words.begin() + count) - words.begin());
-  if (!atomic) most = busiestBank(words.data(), distinct);
-  // The data returned to (or taken from) the lanes: 256 bytes a wavefront.
-  const uint64_t laneBytes = uint64_t(std::popcount(lanes)) * width;
-  const uint64_t dataWavefronts = (laneBytes + kLaneDataBytes - 1) / kLaneDataBytes;
-  out.wavefronts = std::max(most, dataWavefronts);
-  out.ideal = std::max<uint64_t>((distinct + kBanks - 1) / kBanks, dataWavefronts);
+  if (access == SharedAccess::Atomic) {
+    // Every lane's word counts: atomics to one address serialize.
+    std::array<uint64_t, kWarpSize * 9> words;
+    size_t count = 0;
+    forEachLane(lanes, [&](unsigned l) {
+      for (uint64_t word = addresses[l] / kBankBytes; word <= (addresses[l] + width - 1) / kBankBytes; ++word)
+        words[count++] = word;
+    });
+    out.wavefronts = busiestBank(words.data(), count);
+    std::sort(words.begin(), words.begin() + count);
+    const size_t distinct = static_cast<size_t>(std::unique(words.begin(), words.begin() + count) - words.begin());
+    out.ideal = std::max<uint64_t>(1, (distinct + kBanks - 1) / kBanks);
+    out.wavefronts = std::max(out.wavefronts, out.ideal);
+    return out;
+  }
+  // The warp is processed in phases of 128 bytes of lane data: the whole warp
+  // for accesses up to 4 bytes a lane, halves for 8, quarters for 16.
+  const unsigned phaseLanes = width <= kBankBytes ? kWarpSize : std::max(1u, kPhaseBytes / width);
+  const unsigned phases = kWarpSize / phaseLanes;
+  struct Phase {
+    std::array<uint64_t, 2 * kWarpSize + 8> words; // distinct, sorted; 32 lanes of 4 unaligned bytes at most
+    size_t count = 0;
+    uint64_t most = 0;   // the most distinct words in one bank
+    size_t addresses = 0; // distinct lane addresses
+    bool active = false;
+  };
+  std::array<Phase, kWarpSize / (kPhaseBytes / 32)> phase; // 8: lanes of 32 bytes, 4 a phase
+  for (unsigned p = 0; p < phases; ++p) {
+    Phase &ph = phase[p];
+    const LaneMask mask = phaseLanes == kWarpSize ? lanes : lanes & (((LaneMask(1) << phaseLanes) - 1) << (p * phaseLanes));
+    if (!mask) continue;
+    ph.active = true;
+    std::array<uint64_t, kWarpSize> starts;
+    size_t starting = 0;
+    forEachLane(mask, [&](unsigned l) {
+      starts[starting++] = addresses[l];
+      for (uint64_t word = addresses[l] / kBankBytes; word <= (addresses[l] + width - 1) / kBankBytes; ++word)
+        ph.words[ph.count++] = word;
+    });
+    std::sort(ph.words.begin(), ph.words.begin() + ph.count);
+    ph.count = static_cast<size_t>(std::unique(ph.words.begin(), ph.words.begin() + ph.count) - ph.words.begin());
+    ph.most = busiestBank(ph.words.data(), ph.count);
+    std::sort(starts.begin(), starts.begin() + starting);
+    ph.addresses = static_cast<size_t>(std::unique(starts.begin(), starts.begin() + starting) - starts.begin());
+    out.wavefronts += ph.most;
+    out.ideal += std::max<uint64_t>(1, (ph.count + kBanks - 1) / kBanks);
+  }
+  // Loads (not stores) take two neighbouring phases in one wavefront when
+  // each needs one, their words are in different banks, and they share no
+  // word (one address for both phases, a broadcast, counts as shared by none).
+  if (access == SharedAccess::Load)
+    for (unsigned p = 0; p + 1 < phases; p += 2) {
+      const Phase &a = phase[p], &b = phase[p + 1];
+      if (!a.active || !b.active || a.most != 1 || b.most != 1) continue;
+      const bool broadcast = a.addresses == 1 && b.addresses == 1 && a.count == b.count &&
+                             std::equal(a.words.begin(), a.words.begin() + a.count, b.words.begin());
+      std::array<uint64_t, 2 * (2 * kWarpSize + 8)> both;
+      std::copy(a.words.begin(), a.words.begin() + a.count, both.begin());
+      std::copy(b.words.begin(), b.words.begin() + b.count, both.begin() + a.count);
+      const size_t count = a.count + b.count;
+      if (!broadcast && busiestBank(both.data(), count) != 1) continue;
+      out.wavefronts -= 1;
+      out.ideal -= 1;
+    }
   return out;
 }
 
-Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices) {
+Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices, bool store) {
   // The rows are the access: 8 per matrix, 16 bytes each (as many bytes as
   // the matrices give the lanes' registers).
   matrices = std::min(matrices, 4u);
-  return sharedWavefronts(addresses, matrices == 4 ? ~LaneMask(0) : (LaneMask(1) << (8 * matrices)) - 1, 16);
+  return sharedWavefronts(addresses, matrices == 4 ? ~LaneMask(0) : (LaneMask(1) << (8 * matrices)) - 1, 16,
+                          store ? SharedAccess::Store : SharedAccess::Load);
 }
 
 Sectors globalSectors(const uint64_t *addresses, LaneMask lanes, unsigned width) {
@@ -128,6 +177,7 @@ LaunchProfiler::LaunchProfiler(const Program &program) : source_(program) {
   originals_.assign(count, nullptr);
   kinds_.assign(count, Kind::None);
   matrices_.assign(count, 0);
+  stores_.assign(count, false);
   slot_.assign(count, 0);
   for (size_t pc = 0; pc < count; ++pc) {
     Inst &inst = instrumented_->code[pc];
@@ -146,6 +196,7 @@ LaunchProfiler::LaunchProfiler(const Program &program) : source_(program) {
       if (matrices) {
         kind = Kind::Matrix;
         matrices_[pc] = static_cast<uint8_t>(matrices);
+        stores_[pc] = opcode == "stmatrix";
       }
     }
     // Parameter and constant memory are not what the profile is about.
@@ -187,7 +238,7 @@ void LaunchProfiler::record(const Warp &w, const Inst &in, uint32_t pc, LaneMask
       uint64_t a = addressOf(w, in.addrSlot, in.offset, l);
       addresses[l] = in.space == Space::Generic && a - kSharedWindow < kWindowSize ? a - kSharedWindow : a;
     });
-    Wavefronts wf = matrixWavefronts(addresses.data(), matrices);
+    Wavefronts wf = matrixWavefronts(addresses.data(), matrices, stores_[pc]);
     c.sharedRequests += 1;
     c.sharedWavefronts += wf.wavefronts;
     c.sharedIdealWavefronts += wf.ideal;
@@ -234,7 +285,10 @@ void LaunchProfiler::record(const Warp &w, const Inst &in, uint32_t pc, LaneMask
     c.globalBytes += uint64_t(width) * static_cast<unsigned>(std::popcount(global));
   }
   if (shared) {
-    Wavefronts wf = sharedWavefronts(addresses.data(), shared, width, kind == Kind::Atomic);
+    const SharedAccess access = kind == Kind::Atomic ? SharedAccess::Atomic
+                                : kind == Kind::Load  ? SharedAccess::Load
+                                                      : SharedAccess::Store; // st, and cp.async's shared side
+    Wavefronts wf = sharedWavefronts(addresses.data(), shared, width, access);
     c.sharedRequests += 1;
     c.sharedWavefronts += wf.wavefronts;
     c.sharedIdealWavefronts += wf.ideal;

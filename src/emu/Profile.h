@@ -18,25 +18,35 @@
 
 namespace ptxforge::emu {
 
+/// What a shared-memory access does, for how the L1 splits it.
+enum class SharedAccess { Load, Store, Atomic };
+
 /// How an L1 splits one warp's shared-memory access into wavefronts (32 banks
 /// of 4 bytes). `addresses[l]` is lane l's byte address for the lanes in
-/// `lanes`; each touches `width` bytes (1..32). The access needs as many
-/// wavefronts as the most distinct 4-byte words any one bank holds among all
-/// its lanes' words (lanes reading the same word share it: a broadcast), and
-/// at least one per 256 bytes the lanes receive (2 for a warp's 128-bit
-/// load, even a broadcast). The ideal is the larger of that minimum and one
-/// wavefront per 128 distinct bytes. These are the counts Nsight Compute
-/// gave on an H200 for 32-, 64- and 128-bit loads and ldmatrix
-/// (docs/results/emu-profile-vs-ncu.md). `atomic` counts every lane's word
-/// (atomics to one address are serialized; not compared with Nsight).
+/// `lanes`; each touches `width` bytes (1..32). The warp goes in phases of
+/// 128 bytes of lane data: the whole warp for up to 4 bytes a lane, half-warps
+/// for 8, quarter-warps for 16. A phase needs as many wavefronts as the most
+/// distinct 4-byte words one bank holds among its lanes' words (lanes of a
+/// phase reading one word share it). A load takes two neighbouring phases
+/// (the halves of an 8-byte access, the quarters of one half of a 16-byte
+/// access) in one wavefront when each needs one, they share no word and no
+/// bank, or both read one and the same address. The ideal is one wavefront
+/// per phase (per 32 distinct words for a whole-warp phase), merged phases
+/// counted once. These are the counts Nsight Compute gave for 71 patterns on
+/// sm_90 (docs/results/emu-profile-vs-ncu-2026-12-01.md, ...-2026-12-05.md):
+/// 32-, 64- and 128-bit loads and stores and ldmatrix. Atomics count every
+/// lane's word over the whole warp (atomics to one address serialize; not
+/// compared with Nsight).
 struct Wavefronts {
   uint64_t wavefronts = 0, ideal = 0;
 };
-Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned width, bool atomic = false);
+Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned width,
+                            SharedAccess access = SharedAccess::Load);
 
 /// ldmatrix/stmatrix: `matrices` 8x8 matrices, each of 8 rows of 16 bytes
-/// whose addresses lanes 8i..8i+7 give: one access of 16 bytes per row.
-Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices);
+/// whose addresses lanes 8i..8i+7 give: one 16-byte access per row, a load
+/// or (`store`, stmatrix) a store.
+Wavefronts matrixWavefronts(const uint64_t *addresses, unsigned matrices, bool store = false);
 
 /// The 32-byte sectors one warp's global access touches, and the fewest its
 /// distinct bytes could have fit in.
@@ -83,6 +93,7 @@ private:
   std::vector<ExecFn> originals_;   ///< by pc
   std::vector<Kind> kinds_;         ///< by pc
   std::vector<uint8_t> matrices_;   ///< by pc: ldmatrix/stmatrix .x1/.x2/.x4
+  std::vector<bool> stores_;        ///< by pc: stmatrix
   std::vector<uint32_t> slot_;      ///< by pc: index into Shard::counters
   uint32_t slots_ = 0;
   uint64_t serial_ = 0;             ///< tells this profiler's shards from an earlier one's
