@@ -19,6 +19,14 @@ namespace {
 using exec::ExecErrorKind;
 using exec::makeExecError;
 
+/// A launch the driver would refuse, with the driver's error name as its
+/// cause (what GpuExecutor reports for the same launch).
+Error refused(ExecErrorKind kind, const std::string &message, const char *cause) {
+  Error error = makeExecError(kind, message + " (" + cause + ")");
+  error.cause = cause;
+  return error;
+}
+
 constexpr uint64_t kAllocationGap = uint64_t(1) << 20; // unmapped space between buffers
 
 class EmuExecutor final : public exec::Executor {
@@ -179,49 +187,54 @@ public:
     uint64_t threads = uint64_t(config.block.x) * config.block.y * config.block.z;
     uint64_t ctas = uint64_t(config.grid.x) * config.grid.y * config.grid.z;
     if (threads == 0 || ctas == 0)
-      return makeExecError(ExecErrorKind::LaunchError, "empty grid or block (CUDA_ERROR_INVALID_VALUE)");
+      return refused(ExecErrorKind::LaunchError, "empty grid or block", "CUDA_ERROR_INVALID_VALUE");
     if (threads > 1024 || config.block.z > 64)
-      return makeExecError(ExecErrorKind::LaunchError,
-                           fmt::format("a block of {} threads exceeds the limit of 1024 (CUDA_ERROR_INVALID_VALUE)", threads));
+      return refused(ExecErrorKind::LaunchError,
+                     fmt::format("a block of {} threads exceeds the limit of 1024", threads),
+                     "CUDA_ERROR_INVALID_VALUE");
     if (desc.maxThreads && threads > desc.maxThreads)
-      return makeExecError(ExecErrorKind::LaunchError,
-                           fmt::format("a block of {} threads exceeds the kernel's .maxntid/.reqntid of {} "
-                                       "(CUDA_ERROR_INVALID_VALUE)",
-                                       threads, desc.maxThreads));
+      return refused(ExecErrorKind::LaunchError,
+                     fmt::format("a block of {} threads exceeds the kernel's .maxntid/.reqntid of {}", threads,
+                                 desc.maxThreads),
+                     "CUDA_ERROR_INVALID_VALUE");
     if (desc.reqntid[0] && (config.block.x != desc.reqntid[0] || config.block.y != desc.reqntid[1] ||
                             config.block.z != desc.reqntid[2]))
-      return makeExecError(ExecErrorKind::LaunchError, "the block does not match the kernel's .reqntid (CUDA_ERROR_INVALID_VALUE)");
+      return refused(ExecErrorKind::LaunchError, "the block does not match the kernel's .reqntid",
+                     "CUDA_ERROR_INVALID_VALUE");
     if (desc.clusterDim[0]) {
       // A cluster launch: the grid is whole clusters, of at most 8 CTAs (the
       // portable size; more needs an attribute the gate does not set).
       const uint32_t *c = desc.clusterDim;
       if (desc.clusterSize() > 8)
-        return makeExecError(ExecErrorKind::LaunchError,
-                             fmt::format("a cluster of {}x{}x{} CTAs exceeds the portable cluster size of 8 "
-                                         "(CUDA_ERROR_INVALID_CLUSTER_SIZE)",
-                                         c[0], c[1], c[2]));
+        return refused(ExecErrorKind::LaunchError,
+                       fmt::format("a cluster of {}x{}x{} CTAs exceeds the portable cluster size of 8", c[0], c[1],
+                                   c[2]),
+                       "CUDA_ERROR_INVALID_CLUSTER_SIZE");
       if (config.grid.x % c[0] || config.grid.y % c[1] || config.grid.z % c[2])
-        return makeExecError(ExecErrorKind::LaunchError,
-                             fmt::format("the grid ({},{},{}) is not a whole number of {}x{}x{} clusters "
-                                         "(CUDA_ERROR_INVALID_CLUSTER_SIZE)",
-                                         config.grid.x, config.grid.y, config.grid.z, c[0], c[1], c[2]));
+        return refused(ExecErrorKind::LaunchError,
+                       fmt::format("the grid ({},{},{}) is not a whole number of {}x{}x{} clusters", config.grid.x,
+                                   config.grid.y, config.grid.z, c[0], c[1], c[2]),
+                       "CUDA_ERROR_INVALID_CLUSTER_SIZE");
     }
     if (config.grid.y > 65535 || config.grid.z > 65535)
-      return makeExecError(ExecErrorKind::LaunchError, "grid.y and grid.z are limited to 65535 (CUDA_ERROR_INVALID_VALUE)");
+      return refused(ExecErrorKind::LaunchError, "grid.y and grid.z are limited to 65535",
+                     "CUDA_ERROR_INVALID_VALUE");
     uint64_t shared = program.sharedBytesOf(desc, config.dynamicSharedBytes);
     if (shared > uint64_t(properties_.maxSharedBytesPerBlockOptin))
-      return makeExecError(ExecErrorKind::LaunchError,
-                           fmt::format("{} bytes of shared memory exceed the limit of {} (CUDA_ERROR_INVALID_VALUE)",
-                                       shared, properties_.maxSharedBytesPerBlockOptin));
+      return refused(ExecErrorKind::LaunchError,
+                     fmt::format("{} bytes of shared memory exceed the limit of {}", shared,
+                                 properties_.maxSharedBytesPerBlockOptin),
+                     "CUDA_ERROR_INVALID_VALUE");
     // The emulator's own memory per CTA: every thread's registers and local memory.
     constexpr uint64_t kCtaBudget = uint64_t(256) << 20;
     // A cluster's CTAs are alive together.
     uint64_t together = threads * desc.clusterSize();
     if (together * program.slotCount * 8 > kCtaBudget || together * program.localBytes > kCtaBudget)
-      return makeExecError(ExecErrorKind::OutOfResources,
-                           fmt::format("{} threads x ({} registers, {} bytes of local memory) exceed the emulator's "
-                                       "256 MiB per CTA (or cluster) (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
-                                       together, program.slotCount, program.localBytes));
+      return refused(ExecErrorKind::OutOfResources,
+                     fmt::format("{} threads x ({} registers, {} bytes of local memory) exceed the emulator's "
+                                 "256 MiB per CTA (or cluster)",
+                                 together, program.slotCount, program.localBytes),
+                     "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
     if (args.bytes.size() < desc.paramBytes)
       return makeExecError(ExecErrorKind::InvalidArgument,
                            fmt::format("the kernel takes {} bytes of parameters; {} were given", desc.paramBytes,

@@ -449,6 +449,7 @@ Result<EvalOutcome> runEval(EvalContext &context, const EvalOptions &requested, 
     solveOptions.check.benchmark = !emulated;
     solveOptions.check.profile = emulated; // the optimize prompts' estimate when nothing is timed
     solveOptions.check.sanitizer = emulated ? nullptr : context.sanitizer;
+    if (!emulated) solveOptions.check.sanitizerUnavailable = context.sanitizerUnavailable;
     solveOptions.noSass = options.noSass;
 
     say(fmt::format("[{}/{}] {}: {}", job.position + 1, selected->size(), task->name,

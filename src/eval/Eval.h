@@ -108,6 +108,7 @@ struct EvalContext {
   /// opinion on the task's small shapes (verify::CheckOptions::sanitizer), as
   /// `ptxforge check` does; none: the GPU alone.
   exec::Executor *sanitizer = nullptr;
+  std::string sanitizerUnavailable; ///< why `sanitizer` is null on a GPU (verify::CheckOptions)
 };
 
 /// The tasks `suite` names, in suite order. InvalidInput names an unknown task

@@ -75,6 +75,12 @@ Result<std::shared_ptr<const CudaDriver>> CudaDriver::load() {
   return std::shared_ptr<const CudaDriver>(std::move(driver));
 }
 
+std::string CudaDriver::errorName(CUresult result) const {
+  const char *name = nullptr;
+  if (getErrorName(result, &name) != CUDA_SUCCESS || !name) return "CUDA error " + std::to_string(static_cast<int>(result));
+  return name;
+}
+
 std::string CudaDriver::describe(CUresult result) const {
   const char *name = nullptr;
   const char *text = nullptr;

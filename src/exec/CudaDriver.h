@@ -59,6 +59,8 @@ struct CudaDriver {
 
   /// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
   std::string describe(CUresult result) const;
+  /// The driver's name for `result` ("CUDA_ERROR_ILLEGAL_ADDRESS").
+  std::string errorName(CUresult result) const;
 
   ~CudaDriver();
   void *libraryHandle = nullptr;

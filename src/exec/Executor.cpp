@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cassert>
-#include <regex>
 
 namespace ptxforge::exec {
 
@@ -59,14 +58,6 @@ ExecErrorKind execErrorKindOf(const Error &error) {
     if (error.code == entry.name)
       return entry.kind;
   return ExecErrorKind::None;
-}
-
-std::string driverErrorNameOf(const Error &error) {
-  static const std::regex pattern("CUDA_ERROR_[A-Z0-9_]+");
-  std::smatch match;
-  if (std::regex_search(error.message, match, pattern))
-    return match.str();
-  return {};
 }
 
 KernelArgs &KernelArgs::buffer(BufferHandle handle, uint64_t byteOffset) {

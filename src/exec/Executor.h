@@ -53,10 +53,6 @@ Error makeExecError(ExecErrorKind kind, const std::string &detail, uint32_t line
 /// is not an executor's). Never looks at the message.
 ExecErrorKind execErrorKindOf(const Error &error);
 
-/// The first CUDA driver error name in the message ("CUDA_ERROR_ILLEGAL_ADDRESS"),
-/// or "" when there is none.
-std::string driverErrorNameOf(const Error &error);
-
 // ---------------------------------------------------------------------------
 // Handles and descriptions
 

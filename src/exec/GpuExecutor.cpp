@@ -174,7 +174,9 @@ Error GpuExecutor::fail(CUresult result, ExecErrorKind fallback, const std::stri
     contextLost_ = detail;
     detail += "; the CUDA context is lost (sticky error): all buffers, modules and kernels are gone";
   }
-  return makeExecError(kind, detail);
+  Error error = makeExecError(kind, detail);
+  error.cause = driver_->errorName(result);
+  return error;
 }
 
 Result<void> GpuExecutor::checkAlive() const {

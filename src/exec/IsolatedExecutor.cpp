@@ -34,7 +34,9 @@ bool isExecutable(const std::string &path) { return !path.empty() && ::access(pa
 
 /// The worker's Error rebuilt from its parts: the status byte is the code.
 Error errorFromWorker(const Response &response) {
-  return makeExecError(response.status, response.message, response.line);
+  Error error = makeExecError(response.status, response.message, response.line);
+  error.cause = response.cause;
+  return error;
 }
 
 constexpr const char *kLostHandles =

@@ -327,6 +327,7 @@ std::vector<uint8_t> encode(const Response &response) {
   writer.put(static_cast<uint8_t>(response.status));
   writer.putString(response.message);
   writer.put(response.line);
+  writer.putString(response.cause);
   writer.put(response.handle);
   writer.put(response.bytes);
   writer.putBytes(response.data.data(), response.data.size());
@@ -376,6 +377,7 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   response.status = static_cast<ExecErrorKind>(status);
   response.message = reader.getString();
   response.line = reader.get<uint32_t>();
+  response.cause = reader.getString();
   response.handle = reader.get<uint64_t>();
   response.bytes = reader.get<uint64_t>();
   response.data = reader.getBytes();

@@ -85,6 +85,7 @@ struct Response {
   ExecErrorKind status = ExecErrorKind::None; ///< None = success
   std::string message;                        ///< the Error message when status != None (without the code)
   uint32_t line = 0;                          ///< the Error's line (an emulator's load error), 0 = none
+  std::string cause;                          ///< the Error's cause (the driver's error name)
   uint64_t handle = 0;
   uint64_t bytes = 0; ///< GetGlobal: the variable's size
   std::vector<uint8_t> data;

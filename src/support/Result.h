@@ -42,6 +42,10 @@ struct Error {
   std::string message;
   uint32_t line = 0;   ///< 1-based line in the input the error is about; 0 = none
   uint32_t column = 0; ///< 1-based column; 0 = none (or the whole line)
+  /// The underlying library's own name for the failure where it has one
+  /// ("CUDA_ERROR_ILLEGAL_ADDRESS"): a field to switch on, where the message
+  /// is words to read. Empty when none.
+  std::string cause;
 };
 
 /// An Error with no code and no location.

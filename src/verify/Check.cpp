@@ -1068,6 +1068,7 @@ public:
     if (!verdict) return false;
     result_.verdict = *verdict;
     result_.executorError = render(error);
+    result_.driverError = error.cause;
     // The verdict already says what the executor error's code says: the summary
     // gives the message alone.
     result_.summary = fmt::format("{} {}: {}", verdictName(*verdict), where, error.message);
@@ -1414,6 +1415,7 @@ public:
     if (!candidateModule) {
       if (std::optional<Verdict> verdict = verdictForExecError(candidateModule.error())) {
         result_.executorError = render(candidateModule.error());
+        result_.driverError = candidateModule.error().cause;
         result_.verdict = *verdict;
         result_.summary = std::string(verdictName(*verdict)) + ": " + render(candidateModule.error());
         return false;
@@ -1424,6 +1426,7 @@ public:
     Result<exec::KernelInfo> candidateKernel = executor_.getKernel(*candidateModule, task_.kernel);
     if (!candidateKernel) {
       result_.executorError = render(candidateKernel.error());
+      result_.driverError = candidateKernel.error().cause;
       result_.verdict = Verdict::CompileError;
       result_.summary = "compile-error: " + render(candidateKernel.error());
       return false;
@@ -1767,6 +1770,9 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
 
   // 4. On a GPU machine, the emulator's sanitizers as a second opinion
   // (memory, races within and across CTAs, initialization, barriers).
+  if (!options.sanitizer && !options.sanitizerUnavailable.empty() && !primary.emulated())
+    result.diagnostics.push_back({"sanitizer-skipped", ptx::Severity::Warning, 1, 1,
+                                  "the emulator's sanitizers could not start: " + options.sanitizerUnavailable, ""});
   if (options.sanitizer && !primary.emulated()) {
     start = Clock::now();
     result.sanitizer = options.sanitizer->properties().name;
@@ -1792,6 +1798,7 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
                                       "the emulator's sanitizers did not run: " + second.summary, ""});
       } else {
         result.executorError = second.executorError;
+        result.driverError = second.driverError;
         return finish(second.verdict, Stage::Execute, "on the emulator (sanitizers): " + second.summary);
       }
     }
@@ -2064,6 +2071,7 @@ static nlohmann::json toJsonWithoutProfile(const CheckResult &result) {
           {"correctness", std::move(trials)},
           {"timing", std::move(timings)},
           {"executor_error", result.executorError},
+          {"driver_error", result.driverError},
           {"provenance",
            {{"task", result.task},
             {"arch", result.arch},

@@ -71,6 +71,10 @@ struct CheckOptions {
   /// emulator) on the task's small shapes after the primary executor (the
   /// GPU) passed; `correct` then needs both. Null: the primary alone.
   exec::Executor *sanitizer = nullptr;
+  /// Why there is no `sanitizer` where one was meant to be (the emulator
+  /// could not start): a check on a GPU then says so in a `sanitizer-skipped`
+  /// warning. Empty: none was asked for.
+  std::string sanitizerUnavailable;
   std::vector<size_t> sanitizerShapeIndices; ///< empty: the task's small shapes
   /// After a correct verdict, profile the candidate and the reference in the
   /// emulator (the primary executor, or `sanitizer` on a GPU machine) on the
@@ -163,6 +167,9 @@ struct CheckResult {
   std::vector<TrialReport> trials;
   std::vector<BenchmarkReport> benchmarks;
   std::string executorError; ///< the driver's words for crashed / timeout / launch-error
+  /// The driver's name for that failure ("CUDA_ERROR_ILLEGAL_ADDRESS"), where
+  /// the executor gave one (exec errors' `cause`); empty otherwise.
+  std::string driverError;
   /// Module-scope `.global` variables of the candidate: restored to their
   /// initial contents before every launch; `stateLeft` names those a launch
   /// left changed (the gate then probes launches that start from that state).

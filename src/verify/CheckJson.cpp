@@ -396,6 +396,9 @@ CheckResult readCheckResult(Reader &reader, const Node &root) {
   result.trials = readTrials(reader, reader.field(root, "correctness"));
   result.benchmarks = readBenchmarks(reader, reader.field(root, "timing"));
   result.executorError = reader.text(root, "executor_error");
+  // Results stored before 2026-12-05 have none.
+  if (Node driver = reader.field(root, "driver_error", /*optional=*/true); driver.value)
+    result.driverError = reader.text(driver);
 
   Node provenance = reader.field(root, "provenance");
   result.task = reader.text(provenance, "task");

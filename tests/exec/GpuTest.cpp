@@ -106,7 +106,7 @@ void record(const std::string &what) { std::printf("[ exec-gpu ] %s\n", what.c_s
 
 std::string verdictOf(const Error &error) {
   return std::string(execErrorKindName(execErrorKindOf(error))) + " / " +
-         (driverErrorNameOf(error).empty() ? "-" : driverErrorNameOf(error));
+         (error.cause.empty() ? "-" : error.cause);
 }
 
 /// Inputs, output and module on one executor; set up again after a crash.
@@ -270,7 +270,7 @@ TEST(GpuIsolated, PlantedFaultsGetTheirVerdictsAndTheToolSurvives) {
     ASSERT_FALSE(launched);
     record("illegal address write -> " + verdictOf(launched.error()) + " :: " + launched.error().message);
     EXPECT_EQ(execErrorKindOf(launched.error()), ExecErrorKind::Crashed);
-    EXPECT_EQ(driverErrorNameOf(launched.error()), "CUDA_ERROR_ILLEGAL_ADDRESS");
+    EXPECT_EQ(launched.error().cause, "CUDA_ERROR_ILLEGAL_ADDRESS");
     // The dead context's buffers are reported stale, not silently reused.
     Result<std::vector<float>> stale = executor.download<float>(before, 4);
     ASSERT_FALSE(stale);
@@ -288,7 +288,7 @@ TEST(GpuIsolated, PlantedFaultsGetTheirVerdictsAndTheToolSurvives) {
     ASSERT_FALSE(launched);
     record("trap -> " + verdictOf(launched.error()) + " :: " + launched.error().message);
     EXPECT_EQ(execErrorKindOf(launched.error()), ExecErrorKind::Crashed);
-    const std::string name = driverErrorNameOf(launched.error());
+    const std::string name = launched.error().cause;
     EXPECT_TRUE(name == "CUDA_ERROR_LAUNCH_FAILED" || name == "CUDA_ERROR_ILLEGAL_INSTRUCTION" ||
                 name == "CUDA_ERROR_ASSERT")
         << name;

@@ -2,6 +2,7 @@
 // its own alignment), and executor errors carry a machine-readable kind and the
 // driver's error name.
 #include "exec/Executor.h"
+#include "exec/Protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -80,11 +81,18 @@ TEST(ExecError, KindIsReadableBackFromTheCode) {
   EXPECT_EQ(execErrorKindOf(makeError(ErrorKind::Io, "crashed: not ours")), ExecErrorKind::None);
 }
 
-TEST(ExecError, DriverErrorNameIsExtracted) {
-  Error error = makeExecError(ExecErrorKind::Crashed,
-                              "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered) in cuCtxSynchronize");
-  EXPECT_EQ(driverErrorNameOf(error), "CUDA_ERROR_ILLEGAL_ADDRESS");
-  EXPECT_EQ(driverErrorNameOf(makeExecError(ExecErrorKind::Timeout, "no driver error here")), "");
+TEST(ExecError, TheDriversNameTravelsThroughTheWorkerProtocol) {
+  // The worker's response carries the Error's cause as a field, not inside
+  // the message: what IsolatedExecutor rebuilds is what the worker had.
+  protocol::Response response;
+  response.status = ExecErrorKind::Crashed;
+  response.message = "an illegal memory access was encountered in cuCtxSynchronize";
+  response.cause = "CUDA_ERROR_ILLEGAL_ADDRESS";
+  Result<protocol::Response> decoded = protocol::decodeResponse(protocol::encode(response));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, response);
+  EXPECT_EQ(decoded->cause, "CUDA_ERROR_ILLEGAL_ADDRESS");
+  EXPECT_TRUE(makeExecError(ExecErrorKind::Timeout, "no driver error here").cause.empty());
 }
 
 TEST(DeviceProperties, ArchAndBandwidthFromDriverFigures) {

@@ -249,6 +249,20 @@ TEST_F(Gate, WhereTheBuffersLieFavoursNeitherSide) {
   EXPECT_NEAR(result->benchmarks[0].speedup, 1.04, 1e-3);
 }
 
+TEST_F(Gate, AMissingSecondOpinionIsSaid) {
+  // On a GPU (a cubin executor) whose emulator could not start, the result
+  // says what was not checked instead of passing in silence.
+  HostExecutor executor(saxpy(), saxpy());
+  options.sanitizerUnavailable = "out of memory";
+  Result<verify::CheckResult> result = run(executor);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->verdict, verify::Verdict::Correct) << result->summary;
+  auto skipped = std::find_if(result->diagnostics.begin(), result->diagnostics.end(),
+                              [](const ptx::Diagnostic &d) { return d.code == "sanitizer-skipped"; });
+  ASSERT_NE(skipped, result->diagnostics.end());
+  EXPECT_EQ(skipped->message, "the emulator's sanitizers could not start: out of memory");
+}
+
 TEST_F(Gate, UnwrittenOutputsFailBecauseTheyStartAsNaN) {
   // The candidate skips every element past n/2: its outputs keep the NaN fill.
   auto partial = [](const exec::LaunchConfig &, const FakeArgs &args) -> Result<void> {

@@ -37,6 +37,7 @@ void setError(Response &response, const Error &error) {
   // (no executor code) travels as Internal with its code kept in the text.
   response.message = response.status == execErrorKindOf(error) ? error.message : render(error);
   response.line = error.line;
+  response.cause = error.cause;
 }
 
 class Worker {

@@ -245,6 +245,7 @@ int runEvalCommand(const EvalCli &cli) {
   InterruptStop interrupt;
   eval::EvalContext context{*suite, **backend, modelSpec, *executor, **store, *templates, {}, {}, interrupt.token()};
   context.sanitizer = checking->sanitizer.get();
+  context.sanitizerUnavailable = checking->sanitizerUnavailable;
   if (remote)
     context.check = [remote](const tasks::TaskSpec &task, const verify::Candidate &candidate,
                              const verify::CheckOptions &options) { return remote->check(task, candidate.text, options); };

@@ -251,6 +251,7 @@ int runSolve(const SolveCli &cli) {
   Result<solve::SolveOptions> options = solveOptionsFrom(cli, **task, *executor);
   if (!options) return fail(format, options.error());
   options->check.sanitizer = checking->sanitizer.get();
+  options->check.sanitizerUnavailable = checking->sanitizerUnavailable;
   Result<solve::GuidedStreamOptions> guidedStream = guidedStreamOptions(cli.model, modelSpec);
   if (!guidedStream) return fail(format, guidedStream.error(), kExitUsage);
   options->guidedStream = *guidedStream;
