@@ -16,6 +16,10 @@
 //     write: the copy engine may not see them;
 //   - a generic write to shared memory that a bulk copy out of it may still be
 //     reading (no cp.async.bulk.wait_group.read since);
+//   - a write (generic, or a bulk copy's) into the shared-memory operands of a
+//     wgmma.mma_async that the writer is not ordered after the retirement of
+//     (a wgmma.wait_group of its warpgroup, then an mbarrier arrival the
+//     writer observed or a CTA barrier): the stage was released too early;
 //   - mbarrier misuse: an operation on an object mbarrier.init did not
 //     initialize, more arrivals than the phase awaits, a tx-count out of range,
 //     a generic write over a live object; and waits that can never succeed.
@@ -24,8 +28,12 @@
 #include "emu/Program.h"
 #include "exec/TensorMap.h"
 
+#include <string>
+
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace ptxforge::emu {
@@ -44,6 +52,10 @@ struct Mbarrier {
   /// Per warp of the CTA: the phases this warp has seen complete (a wait that
   /// succeeded, or a CTA barrier after a warp that had).
   std::vector<uint64_t> observed;
+  /// Per warp: the most of that warp's wgmma retirements (AsyncState::wgmmaRetires)
+  /// any arrival on this object was ordered after; a warp that sees a phase
+  /// complete is ordered after them too. Empty until a wgmma program arrives.
+  std::vector<uint32_t> wgmmaReleased;
 };
 
 /// Shared memory a bulk copy wrote, not yet known to every warp to be there.
@@ -91,10 +103,33 @@ struct AsyncState {
     uint32_t warp = 0, group = 0, list = 0;
     LaneMask lanes = 0;
     uint32_t line = 0;
+    uint32_t instance = 0; ///< the wgmma (one per warpgroup meeting), for wgmmaReads
   };
   static constexpr uint32_t kOpenGroup = UINT32_MAX;
   std::vector<WgmmaPending> wgmmaPending;
   std::vector<uint32_t> wgmmaCommitted; ///< per warp: wgmma.commit_group executed
+  /// Shared memory a wgmma.mma_async reads through its descriptors, until a
+  /// wgmma.wait_group of one of its warps retires it: the hardware reads the
+  /// operands while the wgmma is in flight, so a write there before (a bulk
+  /// copy refilling the stage, a generic store) changes what it multiplies.
+  struct WgmmaRead {
+    std::vector<std::pair<uint32_t, uint32_t>> ranges; ///< [begin, end), sorted, disjoint
+    uint32_t instance = 0, line = 0;
+    std::array<uint32_t, 4> warps{}; ///< the warpgroup's warps
+    /// Per warp of the warpgroup: its wgmmaRetires count once its
+    /// wgmma.wait_group retired this wgmma; 0 while it has not.
+    std::array<uint32_t, 4> retiredAt{};
+  };
+  std::vector<WgmmaRead> wgmmaReads;
+  uint32_t wgmmaInstances = 0;
+  /// Happens-before for those retirements: per warp, the wgmma.wait_groups
+  /// that retired a wgmma so far; per (warp a, warp b), how many of b's a is
+  /// ordered after (b's arrivals on an mbarrier whose phase a saw complete,
+  /// CTA barriers). A write into a retired wgmma's operands is safe for a
+  /// warp ordered after one of the retirements.
+  std::vector<uint32_t> wgmmaRetires;
+  std::vector<uint32_t> wgmmaKnown; ///< warps x warps, row = the warp that knows
+  uint32_t &known(uint32_t warp, uint32_t of) { return wgmmaKnown[size_t(warp) * wgmmaRetires.size() + of]; }
 
   /// Per warp: where its last failed wait was (for a deadlock report).
   struct Wait {
@@ -164,5 +199,16 @@ void executeWgmma(Warp *const *warps, const Inst &inst);
 bool wgmmaPendingRead(Warp &warp, const Inst &inst, uint32_t slot, LaneMask missing);
 /// Whether an instruction is one of wgmma's that need AsyncState.
 bool usesWgmmaState(const Inst &inst);
+/// A wgmma whose shared-memory operands overlap [begin, end) and which warp
+/// `writer` is not ordered after the completion of (no wgmma.wait_group
+/// retired it, or none that `writer` synchronized with since): the first
+/// such read, or null.
+const AsyncState::WgmmaRead *wgmmaReadUnordered(AsyncState &state, uint32_t writer, uint32_t begin, uint32_t end);
+/// The finding's words for a write into `read`'s operands.
+std::string wgmmaReadHazard(const AsyncState::WgmmaRead &read);
+/// mbarrier arrivals and waits, CTA barriers: the wgmma retirements they order.
+void wgmmaRelease(AsyncState &state, Mbarrier &barrier, uint32_t warp);
+void wgmmaAcquire(AsyncState &state, const Mbarrier &barrier, uint32_t warp);
+void wgmmaBarrier(AsyncState &state);
 
 } // namespace ptxforge::emu

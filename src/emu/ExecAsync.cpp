@@ -41,6 +41,10 @@ void AsyncState::reset(uint32_t warps, size_t sharedBytes, bool stamps, uint32_t
   waits.assign(warps, Wait{});
   wgmmaPending.clear();
   wgmmaCommitted.assign(warps, 0);
+  wgmmaReads.clear();
+  wgmmaInstances = 0;
+  wgmmaRetires.assign(warps, 0);
+  wgmmaKnown.assign(size_t(warps) * warps, 0);
   changes = 0;
   epochSource = epochCounter;
 }
@@ -218,6 +222,7 @@ bool arrive(Warp &w, const Inst &in, unsigned lane, Mbarrier &b, uint32_t count,
   }
   b.pending -= count;
   if (drop) b.expected -= count;
+  wgmmaRelease(*w.cta->async, b, w.index);
   if (noComplete && b.pending == 0 && b.tx == 0) {
     w.fault(in, lane, "synccheck",
             fmt::format("mbarrier.arrive.noComplete completes phase {} of {} (.noComplete must not complete a "
@@ -348,6 +353,7 @@ void execMbarrierWait(Warp &w, const Inst &in, LaneMask active) {
     if (complete) {
       uint64_t &seen = b->observed[w.index];
       if (seen < b->phase) seen = b->phase, observedNew = true;
+      wgmmaAcquire(state, *b, w.index);
     } else {
       w.yield = true;
       state.waits[w.index] = AsyncState::Wait{static_cast<uint32_t>(&in - w.program->code.data()), offset, l};
@@ -423,6 +429,13 @@ bool asyncProxyWrite(Warp &w, const Inst &in, unsigned lane, Cta &cta, uint32_t 
                           describeBarrier(b)));
       return false;
     }
+  if (const AsyncState::WgmmaRead *read = wgmmaReadUnordered(state, w.index, begin, end)) {
+    w.fault(in, lane, "racecheck",
+            fmt::format("the bulk copy overwrites shared memory [0x{:x}, 0x{:x}) that {} (release a stage only after "
+                        "the wgmma.wait_group that covers the wgmmas reading it),",
+                        begin, end, wgmmaReadHazard(*read)));
+    return false;
+  }
   for (const AsyncRead &r : state.reads)
     if (r.begin < end && r.end > begin) {
       w.fault(in, lane, "racecheck",
@@ -1053,6 +1066,14 @@ bool asyncSharedAccess(Warp &w, const Inst &in, unsigned lane, uint32_t offset, 
     return false;
   }
   if (write)
+    if (const AsyncState::WgmmaRead *read = wgmmaReadUnordered(state, w.index, offset, end)) {
+      w.fault(in, lane, "racecheck",
+              fmt::format("shared-memory write at 0x{:x} of bytes that {} (wgmma.wait_group before overwriting its "
+                          "operands),",
+                          offset, wgmmaReadHazard(*read)));
+      return false;
+    }
+  if (write)
     for (const AsyncRead &r : state.reads)
       if (r.begin < end && r.end > offset) {
         w.fault(in, lane, "racecheck",
@@ -1066,6 +1087,7 @@ bool asyncSharedAccess(Warp &w, const Inst &in, unsigned lane, uint32_t offset, 
 }
 
 void asyncBarrierRelease(AsyncState &state) {
+  wgmmaBarrier(state);
   for (Mbarrier &b : state.barriers) {
     uint64_t seen = 0;
     for (uint64_t o : b.observed) seen = std::max(seen, o);

@@ -163,9 +163,28 @@ void execWgmmaWait(Warp &w, const Inst &in, LaneMask) {
   if (committed <= in.aux) return;
   uint32_t doneBelow = committed - in.aux;
   const Program &program = *w.program;
+  const uint32_t retirement = state.wgmmaRetires[w.index] + 1;
+  bool retired = false;
   std::erase_if(state.wgmmaPending, [&](const AsyncState::WgmmaPending &p) {
     if (p.warp != w.index || p.group == AsyncState::kOpenGroup || p.group >= doneBelow) return false;
     for (const Operand &d : program.operandLists[p.list]) w.written[d.slot] |= p.lanes;
+    // The wgmma has completed: it reads its operands no longer, for this warp
+    // and for every warp ordered after this wait.
+    for (AsyncState::WgmmaRead &r : state.wgmmaReads)
+      if (r.instance == p.instance)
+        for (unsigned i = 0; i < 4; ++i)
+          if (r.warps[i] == w.index && !r.retiredAt[i]) r.retiredAt[i] = retirement, retired = true;
+    return true;
+  });
+  if (retired) state.wgmmaRetires[w.index] = retirement;
+  // Retired reads every warp is ordered after say nothing more.
+  std::erase_if(state.wgmmaReads, [&](const AsyncState::WgmmaRead &r) {
+    for (uint32_t writer = 0; writer < state.wgmmaRetires.size(); ++writer) {
+      bool ordered = false;
+      for (unsigned i = 0; i < 4 && !ordered; ++i)
+        ordered = r.retiredAt[i] && (r.warps[i] == writer || state.known(writer, r.warps[i]) >= r.retiredAt[i]);
+      if (!ordered) return false;
+    }
     return true;
   });
   // An accumulator that a younger, still pending wgmma writes stays pending
@@ -295,6 +314,8 @@ void executeWgmma(Warp *const *warps, const Inst &in) {
     return;
   }
   const std::vector<uint8_t> &shared = *w0.cta->shared;
+  // The 16-byte chunks of shared memory the operands come from (wgmmaReads).
+  std::vector<uint32_t> chunks;
   // Reads one operand element from shared memory through the async proxy.
   auto fetch = [&](const WgmmaDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k, unsigned bits,
                    double &value, WgType type) {
@@ -321,6 +342,7 @@ void executeWgmma(Warp *const *warps, const Inst &in) {
         return false;
       }
     if (!asyncSharedAccess(w0, in, lane0, address, bytes, false)) return false;
+    chunks.push_back(address / 16);
     uint32_t raw = 0;
     std::memcpy(&raw, shared.data() + address, bytes);
     value = elementValue(type, raw);
@@ -348,6 +370,21 @@ void executeWgmma(Warp *const *warps, const Inst &in) {
     for (uint32_t k = 0; k < kDim; ++k)
       if (!fetch(bDesc, s.flags & kTransB, col, k, bBits, b[size_t(col) * kDim + k], s.b)) return;
   double signs = ((s.flags & kNegA) ? -1.0 : 1.0) * ((s.flags & kNegB) ? -1.0 : 1.0);
+
+  // Until a wait_group retires it, the wgmma reads these bytes.
+  const uint32_t instance = ++state.wgmmaInstances;
+  if (!chunks.empty()) {
+    std::sort(chunks.begin(), chunks.end());
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    AsyncState::WgmmaRead read{{}, instance, in.line, {}, {}};
+    for (unsigned i = 0; i < 4; ++i) read.warps[i] = warps[i]->index;
+    for (uint32_t chunk : chunks) {
+      if (!read.ranges.empty() && read.ranges.back().second == chunk * 16) read.ranges.back().second += 16;
+      else read.ranges.emplace_back(chunk * 16, chunk * 16 + 16);
+    }
+    state.track(read.ranges.front().first, read.ranges.back().second);
+    state.wgmmaReads.push_back(std::move(read));
+  }
 
   const std::vector<Operand> &dList = w0.program->operandLists[in.aux];
   unsigned elements = n / 2; // per thread
@@ -386,7 +423,8 @@ void executeWgmma(Warp *const *warps, const Inst &in) {
     });
     // The accumulators are pending until a wgmma.wait_group covers them.
     for (const Operand &d : dList) w.written[d.slot] &= ~w.live;
-    state.wgmmaPending.push_back(AsyncState::WgmmaPending{w.index, AsyncState::kOpenGroup, in.aux, w.live, in.line});
+    state.wgmmaPending.push_back(
+        AsyncState::WgmmaPending{w.index, AsyncState::kOpenGroup, in.aux, w.live, in.line, instance});
   }
 }
 
@@ -405,6 +443,56 @@ bool wgmmaPendingRead(Warp &w, const Inst &in, uint32_t slot, LaneMask missing) 
       }
   }
   return false;
+}
+
+const AsyncState::WgmmaRead *wgmmaReadUnordered(AsyncState &state, uint32_t writer, uint32_t begin, uint32_t end) {
+  for (const AsyncState::WgmmaRead &read : state.wgmmaReads) {
+    if (read.ranges.empty() || read.ranges.back().second <= begin || read.ranges.front().first >= end) continue;
+    auto it = std::upper_bound(read.ranges.begin(), read.ranges.end(), begin,
+                               [](uint32_t at, const std::pair<uint32_t, uint32_t> &r) { return at < r.second; });
+    if (it == read.ranges.end() || it->first >= end) continue;
+    bool ordered = false;
+    for (unsigned i = 0; i < 4 && !ordered; ++i)
+      ordered = read.retiredAt[i] && (read.warps[i] == writer || state.known(writer, read.warps[i]) >= read.retiredAt[i]);
+    if (!ordered) return &read;
+  }
+  return nullptr;
+}
+
+std::string wgmmaReadHazard(const AsyncState::WgmmaRead &read) {
+  bool retired = false;
+  for (uint32_t at : read.retiredAt) retired = retired || at;
+  if (!retired)
+    return fmt::format("the wgmma.mma_async at line {} (the warpgroup of warps {}-{}) may still be reading: no "
+                       "wgmma.wait_group has retired it yet",
+                       read.line, read.warps[0], read.warps[3]);
+  return fmt::format("the wgmma.mma_async at line {} (the warpgroup of warps {}-{}) may still be reading: the "
+                     "wgmma.wait_group that retired it is not ordered before this write (the warpgroup released the "
+                     "memory, e.g. arrived on the mbarrier this thread waited for, before that wait)",
+                     read.line, read.warps[0], read.warps[3]);
+}
+
+void wgmmaRelease(AsyncState &state, Mbarrier &barrier, uint32_t warp) {
+  const size_t warps = state.wgmmaRetires.size();
+  if (!warps) return;
+  if (barrier.wgmmaReleased.size() != warps) barrier.wgmmaReleased.assign(warps, 0);
+  for (uint32_t of = 0; of < warps; ++of)
+    barrier.wgmmaReleased[of] = std::max(barrier.wgmmaReleased[of], of == warp ? state.wgmmaRetires[of] : state.known(warp, of));
+}
+
+void wgmmaAcquire(AsyncState &state, const Mbarrier &barrier, uint32_t warp) {
+  if (barrier.wgmmaReleased.size() != state.wgmmaRetires.size()) return;
+  for (uint32_t of = 0; of < state.wgmmaRetires.size(); ++of)
+    state.known(warp, of) = std::max(state.known(warp, of), barrier.wgmmaReleased[of]);
+}
+
+void wgmmaBarrier(AsyncState &state) {
+  const size_t warps = state.wgmmaRetires.size();
+  for (uint32_t of = 0; of < warps; ++of) {
+    uint32_t most = state.wgmmaRetires[of];
+    for (uint32_t warp = 0; warp < warps; ++warp) most = std::max(most, state.known(warp, of));
+    for (uint32_t warp = 0; warp < warps; ++warp) state.known(warp, of) = most;
+  }
 }
 
 bool usesWgmmaState(const Inst &inst) {

@@ -1021,7 +1021,8 @@ public:
       return "wait for the asynchronous operation before touching its memory: mbarrier.try_wait on the copy's phase "
              "before reading its destination, fence.proxy.async between generic writes and a bulk copy that reads "
              "them, cp.async.bulk.wait_group.read before overwriting a copy's source, wgmma.wait_group before "
-             "reading accumulators";
+             "reading accumulators, and before releasing (mbarrier.arrive) or refilling a stage whose wgmmas may "
+             "still read it";
     if (check == "memcheck")
       return "compare the index with the element count before the access (the last block of a ragged shape is "
              "partly outside the buffer), and keep vector accesses aligned to their size";

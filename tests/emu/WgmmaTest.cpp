@@ -340,6 +340,28 @@ TEST_F(WgmmaTest, OperandsWrittenWithoutAProxyFenceAreARace) {
   EXPECT_NE(race->message.find("missing fence.proxy.async"), std::string::npos) << race->message;
 }
 
+// The hardware reads the operands while the wgmma is in flight: a store into
+// them before a wgmma.wait_group retires it changes what is multiplied; after
+// the wait it is safe.
+TEST_F(WgmmaTest, OverwritingOperandsBeforeWaitGroupIsARace) {
+  if (onGpu()) GTEST_SKIP() << "an emulator check";
+  const std::string wait = "  wgmma.wait_group.sync.aligned 0;\n";
+  const std::string store = "  setp.eq.u32 %p7, %r3, 0;\n  @%p7 st.shared.u32 [%r11+64], %r3;\n";
+  Prepared p = prepare({In::F16, 16});
+  p.ptx.replace(p.ptx.find(wait), wait.size(), store + wait);
+  Outcome o = run(p.ptx, 1, 128, static_cast<uint32_t>(p.expected.size()), p.input);
+  const exec::LaunchFinding *race = find(o, "racecheck");
+  ASSERT_NE(race, nullptr) << p.ptx;
+  EXPECT_EQ(race->line, lineOf(p.ptx, "@%p7 st.shared.u32"));
+  EXPECT_NE(race->message.find("no wgmma.wait_group has retired it yet"), std::string::npos) << race->message;
+
+  Prepared after = prepare({In::F16, 16});
+  after.ptx.replace(after.ptx.find(wait), wait.size(), wait + store);
+  o = run(after.ptx, 1, 128, static_cast<uint32_t>(after.expected.size()), after.input);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  EXPECT_TRUE(o.findings.empty()) << o.findings[0].message;
+}
+
 TEST_F(WgmmaTest, AWarpgroupNeedsAllFourWarps) {
   if (onGpu()) GTEST_SKIP() << "an emulator check";
   Prepared p = prepare({In::F16, 16});

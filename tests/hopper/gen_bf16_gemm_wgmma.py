@@ -267,11 +267,20 @@ PLANTS = {
     "no-full-wait": ["WAIT_FULL:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [%r19], %r16;\n\t@!%p2 bra WAIT_FULL;\n"],
     # The accumulators are stored with the last wgmmas still pending: racecheck at the store.
     "no-wgmma-wait": ["\twgmma.wait_group.sync.aligned 0;\n"],
+    # The consumers release the previous stage with its wgmmas never retired: the producer's
+    # copy into that stage is reported (a shape of more K steps than stages).
+    "early-release": ["\twgmma.wait_group.sync.aligned 1;\n"],
+    # The consumers release the previous stage, then retire its wgmmas: the retirement is
+    # not ordered before the producer's copy, whichever order the emulator ran them in.
+    "release-before-wait": [("\twgmma.wait_group.sync.aligned 1;\n", ""),
+                            ("\t@%p6 mbarrier.arrive.shared::cta.b64 _, [%r27];\n",
+                             "\t@%p6 mbarrier.arrive.shared::cta.b64 _, [%r27];\n\twgmma.wait_group.sync.aligned 1;\n")],
 }
 if len(sys.argv) == 3 and sys.argv[1] == "--plant" and sys.argv[2] in PLANTS:
-    for removed in PLANTS[sys.argv[2]]:
+    for change in PLANTS[sys.argv[2]]:
+        removed, added = change if isinstance(change, tuple) else (change, "")
         assert text.count(removed) == 1, removed
-        text = text.replace(removed, "")
+        text = text.replace(removed, added)
     text = f"// planted: {sys.argv[2]}\n" + text
 elif len(sys.argv) != 1:
     sys.exit(f"usage: {sys.argv[0]} [--plant {'|'.join(PLANTS)}]")
