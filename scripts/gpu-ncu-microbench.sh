@@ -36,4 +36,4 @@ print("kernel\tld_wavefronts\tld_conflicts\tst_wavefronts\tst_conflicts\tsectors
 for name in order:
     print("\t".join([name] + [rows[name].get(k, "?") for k in keys]))
 PY
-column -t "$out/table.tsv"
+cat "$out/table.tsv"
