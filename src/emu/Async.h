@@ -20,6 +20,10 @@
 //     wgmma.mma_async that the writer is not ordered after the retirement of
 //     (a wgmma.wait_group of its warpgroup, then an mbarrier arrival the
 //     writer observed or a CTA barrier): the stage was released too early;
+//   - a bulk copy completing a transaction on an mbarrier whose initializing
+//     warp ran no fence.proxy.async (or fence.mbarrier_init) after the init:
+//     the copy engine may not see the initialized object (a warning: such
+//     kernels often work);
 //   - mbarrier misuse: an operation on an object mbarrier.init did not
 //     initialize, more arrivals than the phase awaits, a tx-count out of range,
 //     a generic write over a live object; and waits that can never succeed.
@@ -49,6 +53,10 @@ struct Mbarrier {
   int64_t tx = 0;        ///< the current phase's tx-count
   uint64_t phase = 0;    ///< phases completed so far (the current phase's index)
   uint32_t initLine = 0;
+  /// The warp that ran mbarrier.init, its AsyncState::initFences then, and
+  /// whether the missing fence after it was reported.
+  uint32_t initWarp = 0, initFence = 0;
+  bool initFenceReported = false;
   /// Per warp of the CTA: the phases this warp has seen complete (a wait that
   /// succeeded, or a CTA barrier after a warp that had).
   std::vector<uint64_t> observed;
@@ -86,6 +94,9 @@ struct AsyncState {
 
   /// Per warp: fence.proxy.async executed so far (any lane).
   std::vector<uint32_t> proxyFences;
+  /// Per warp: fences that make an mbarrier.init visible to the async proxy
+  /// (fence.proxy.async, fence.mbarrier_init) executed so far.
+  std::vector<uint32_t> initFences;
   /// Per thread: bulk async-groups committed so far.
   std::vector<uint32_t> committedGroups;
   /// Per shared byte, only when the program copies shared memory out in bulk:

@@ -30,6 +30,7 @@ void AsyncState::reset(uint32_t warps, size_t sharedBytes, bool stamps, uint32_t
   trackedBegin = UINT32_MAX;
   trackedEnd = 0;
   proxyFences.assign(warps, 0);
+  initFences.assign(warps, 0);
   committedGroups.assign(size_t(warps) * kWarpSize, 0);
   if (stamps) {
     genericStamp.assign(sharedBytes, 0);
@@ -282,6 +283,8 @@ void execMbarrier(Warp &w, const Inst &in, LaneMask active) {
       b->offset = offset;
       b->expected = b->pending = static_cast<uint32_t>(count);
       b->initLine = in.line;
+      b->initWarp = w.index;
+      b->initFence = state.initFences[w.index];
       b->observed.assign(state.proxyFences.size(), 0);
       state.track(offset, offset + 8);
       markObject(w, offset);
@@ -448,6 +451,8 @@ bool asyncProxyWrite(Warp &w, const Inst &in, unsigned lane, Cta &cta, uint32_t 
   return true;
 }
 
+void checkInitFence(Warp &w, const Inst &in, Cta &owner, Mbarrier &b);
+
 void recordWrite(AsyncState &state, const AsyncWrite &write) {
   // A copy into the same bytes in a later phase supersedes an older one.
   std::erase_if(state.writes,
@@ -512,6 +517,7 @@ void execBulkCopy(Warp &w, const Inst &in, LaneMask active) {
     }
     Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk's complete_tx", target);
     if (!b || !asyncProxyWrite(w, in, l, *target, to, to + bytes)) return;
+    checkInitFence(w, in, *target, *b);
     asyncSharedWrite(w, *target, to, buffer.data(), bytes);
     AsyncState &targetState = *target->async;
     recordWrite(targetState, AsyncWrite{to, to + bytes, barrierOffset, b->phase, in.line, thread});
@@ -538,7 +544,34 @@ void execBulkGroup(Warp &w, const Inst &in, LaneMask active) {
   });
 }
 
-void execProxyFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->proxyFences[w.index]; }
+void execProxyFence(Warp &w, const Inst &, LaneMask) {
+  ++w.cta->async->proxyFences[w.index];
+  ++w.cta->async->initFences[w.index];
+}
+
+void execMbarrierInitFence(Warp &w, const Inst &, LaneMask) { ++w.cta->async->initFences[w.index]; }
+
+/// A bulk copy completes a transaction on `b` (in `owner`): the warp that
+/// initialized it must have fenced the init for the async proxy since (the
+/// CUDA programming guide's TMA example: init, fence.proxy.async, barrier).
+/// A warning, once per object: such kernels often work, and nothing is wrong
+/// with the data.
+void checkInitFence(Warp &w, const Inst &in, Cta &owner, Mbarrier &b) {
+  const AsyncState &state = *owner.async;
+  if (b.initFenceReported || b.initWarp >= state.initFences.size() || state.initFences[b.initWarp] != b.initFence)
+    return;
+  b.initFenceReported = true;
+  Finding finding;
+  finding.check = "racecheck";
+  finding.fatal = false;
+  finding.line = b.initLine;
+  finding.message = fmt::format(
+      "racecheck: the mbarrier initialized here is completed by the bulk copy at line {} with no fence.proxy.async "
+      "(or fence.mbarrier_init) after the mbarrier.init in its warp: the copy engine may not see the initialized "
+      "object (put fence.proxy.async.shared::cta after the inits, before the barrier that publishes them)",
+      in.line);
+  w.launch->report(std::move(finding));
+}
 
 // ---------------------------------------------------------------------------
 // cp.async.bulk.tensor in tile mode, through a map encodeEmuTensorMap made.
@@ -705,6 +738,7 @@ void execTensorCopy(Warp &w, const Inst &in, LaneMask active) {
       }
       Mbarrier *b = barrierAt(w, in, l, barrierOffset, "cp.async.bulk.tensor's complete_tx", target);
       if (!b || !asyncProxyWrite(w, in, l, *target, low, high)) return;
+      checkInitFence(w, in, *target, *b);
       for (uint64_t chunk = 0; chunk < total; chunk += 16) asyncSharedWrite(w, *target, place(chunk), box.data() + chunk, 16);
       AsyncState &targetState = *target->async;
       recordWrite(targetState, AsyncWrite{low, high, barrierOffset, b->phase, in.line, thread});
@@ -1119,7 +1153,8 @@ void asyncDeadlock(Cta &cta, std::vector<Warp> &warps) {
 
 bool usesAsyncState(const Inst &inst) {
   return inst.exec == execMbarrier || inst.exec == execMbarrierWait || inst.exec == execBulkCopy ||
-         inst.exec == execBulkGroup || inst.exec == execProxyFence || inst.exec == execTensorCopy;
+         inst.exec == execBulkGroup || inst.exec == execProxyFence || inst.exec == execTensorCopy ||
+         inst.exec == execMbarrierInitFence;
 }
 
 bool readsSharedInBulk(const Inst &inst) {
@@ -1219,6 +1254,10 @@ bool decodeAsync(DecodeContext &ctx) {
     return decodeBulk(ctx);
   if (op == "fence" && ctx.has("proxy") && (ctx.has("async") || ctx.has("async::generic"))) {
     out.exec = execProxyFence;
+    return true;
+  }
+  if (op == "fence" && ctx.has("mbarrier_init")) {
+    out.exec = execMbarrierInitFence;
     return true;
   }
   if (op == "barrier" && ctx.has("cluster")) {

@@ -1014,6 +1014,9 @@ public:
   static std::string findingHint(const std::string &check, const std::string &message) {
     // The asynchronous proxies' hazards (bulk copies, mbarriers, wgmma) are
     // fixed by waits and proxy fences, not by bar.sync.
+    if (check == "racecheck" && message.find("the mbarrier initialized here") != std::string::npos)
+      return "fence.proxy.async.shared::cta (or fence.mbarrier_init.release.cluster) after the mbarrier.init "
+             "instructions, then the barrier that publishes them to the other threads";
     const bool async = message.find("bulk copy") != std::string::npos || message.find("mbarrier") != std::string::npos ||
                        message.find("fence.proxy.async") != std::string::npos ||
                        message.find("wgmma") != std::string::npos;

@@ -130,6 +130,7 @@ TEST_F(AsyncTest, PhasesAlternateParityAcrossReuses) {
   mov.u32 %r11, tile;
   setp.eq.u32 %p1, %r3, 0;
   @%p1 mbarrier.init.shared::cta.b64 [%r10], 1;
+  fence.proxy.async.shared::cta;
   bar.sync 0;
   mov.u32 %r20, 0;
   mov.f32 %f2, 0f00000000;

@@ -88,6 +88,7 @@ const std::string kLoad = R"(.version 8.5
   mov.u32 %r6, tile;
   setp.eq.u32 %p1, %r4, 0;
   @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;
+  fence.proxy.async.shared::cta;
   bar.sync 0;
   @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r5], %r3;
   @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r6], [%rd3, {%r1, %r2}], [%r5];
@@ -133,6 +134,7 @@ const std::string kStore = R"(.version 8.5
   mov.u32 %r5, bar;
   mov.u32 %r6, tile;
   mbarrier.init.shared::cta.b64 [%r5], 1;
+  fence.proxy.async.shared::cta;
   mbarrier.arrive.expect_tx.shared::cta.b64 %rd6, [%r5], 1024;
   cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r6], [%rd3, {%r1, %r2}], [%r5];
 WAIT:
