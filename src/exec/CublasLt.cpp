@@ -2,11 +2,9 @@
 #include "exec/CublasLt.h"
 
 #include "exec/Executor.h"
+#include "exec/VendorLibrary.h"
 
 #include <dlfcn.h>
-
-#include <cstdlib>
-#include <vector>
 
 #ifndef PTXFORGE_CUDA_ROOT
 #define PTXFORGE_CUDA_ROOT "/usr/local/cuda"
@@ -20,36 +18,15 @@ CublasLt::~CublasLt() {
 }
 
 Result<std::shared_ptr<const CublasLt>> CublasLt::load() {
-  std::vector<std::string> candidates;
-  if (const char *override = std::getenv("PTXFORGE_LIBCUBLASLT"); override && *override) {
-    candidates.emplace_back(override); // an explicit choice is the only one tried
-  } else {
-    for (const char *name :
-         {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", PTXFORGE_CUDA_ROOT "/lib64/libcublasLt.so"})
-      candidates.emplace_back(name);
-  }
+  Result<OpenedLibrary> opened = openVendorLibrary(
+      "PTXFORGE_LIBCUBLASLT",
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", PTXFORGE_CUDA_ROOT "/lib64/libcublasLt.so"},
+      "cuBLASLt");
+  if (!opened) return opened.error();
   auto library = std::make_shared<CublasLt>();
-  std::string attempts;
-  for (const std::string &candidate : candidates) {
-    // RTLD_NODELETE: like cuBLAS, cuBLASLt tears its runtime down at process exit.
-    library->libraryHandle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (library->libraryHandle) {
-      library->libraryName = candidate;
-      break;
-    }
-    const char *reason = dlerror();
-    attempts += (attempts.empty() ? "" : "; ") + std::string(reason ? reason : candidate + ": dlopen failed");
-  }
-  if (!library->libraryHandle)
-    return makeExecError(ExecErrorKind::Unavailable,
-                         "cuBLASLt not found: " + attempts + " (set PTXFORGE_LIBCUBLASLT to the library's path)");
-  std::string missing;
-  auto resolve = [&](auto &field, const char *symbol) {
-    void *address = dlsym(library->libraryHandle, symbol);
-    if (!address)
-      missing += missing.empty() ? symbol : std::string(", ") + symbol;
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(address);
-  };
+  library->libraryHandle = opened->handle;
+  library->libraryName = opened->name;
+  SymbolResolver resolve(library->libraryHandle);
   resolve(library->create, "cublasLtCreate");
   resolve(library->destroy, "cublasLtDestroy");
   resolve(library->getVersion, "cublasLtGetVersion");
@@ -65,18 +42,16 @@ Result<std::shared_ptr<const CublasLt>> CublasLt::load() {
   resolve(library->preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
   resolve(library->algoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
   resolve(library->matmul, "cublasLtMatmul");
-  if (!missing.empty())
-    return makeExecError(ExecErrorKind::Unavailable, "cuBLASLt not usable: " + library->libraryName + " lacks " + missing);
+  if (!resolve.missing().empty())
+    return makeExecError(ExecErrorKind::Unavailable,
+                         "cuBLASLt not usable: " + library->libraryName + " lacks " + resolve.missing());
   return std::shared_ptr<const CublasLt>(std::move(library));
 }
 
 std::string CublasLt::describe(cublasStatus_t status) const {
-  const char *name = getStatusName ? getStatusName(status) : nullptr;
-  const char *text = getStatusString ? getStatusString(status) : nullptr;
-  std::string out = name ? name : "cuBLAS status " + std::to_string(static_cast<int>(status));
-  if (text)
-    out += std::string(" (") + text + ")";
-  return out;
+  return describeStatus(getStatusName ? getStatusName(status) : nullptr,
+                        getStatusString ? getStatusString(status) : nullptr,
+                        "cuBLAS status " + std::to_string(static_cast<int>(status)));
 }
 
 /// The descriptors and the algorithm of one shape, destroyed however the
