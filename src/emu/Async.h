@@ -32,11 +32,10 @@
 #include "emu/Program.h"
 #include "exec/TensorMap.h"
 
-#include <string>
-
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 

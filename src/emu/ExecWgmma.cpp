@@ -157,6 +157,15 @@ void execWgmmaCommit(Warp &w, const Inst &, LaneMask) {
   ++committed;
 }
 
+/// Whether warp `writer` is ordered after a wgmma.wait_group that retired
+/// `read`'s wgmma: its own, or one it synchronized with since.
+bool orderedAfterRetirement(AsyncState &state, const AsyncState::WgmmaRead &read, uint32_t writer) {
+  for (unsigned i = 0; i < 4; ++i)
+    if (read.retiredAt[i] && (read.warps[i] == writer || state.known(writer, read.warps[i]) >= read.retiredAt[i]))
+      return true;
+  return false;
+}
+
 void execWgmmaWait(Warp &w, const Inst &in, LaneMask) {
   AsyncState &state = *w.cta->async;
   uint32_t committed = state.wgmmaCommitted[w.index];
@@ -179,12 +188,8 @@ void execWgmmaWait(Warp &w, const Inst &in, LaneMask) {
   if (retired) state.wgmmaRetires[w.index] = retirement;
   // Retired reads every warp is ordered after say nothing more.
   std::erase_if(state.wgmmaReads, [&](const AsyncState::WgmmaRead &r) {
-    for (uint32_t writer = 0; writer < state.wgmmaRetires.size(); ++writer) {
-      bool ordered = false;
-      for (unsigned i = 0; i < 4 && !ordered; ++i)
-        ordered = r.retiredAt[i] && (r.warps[i] == writer || state.known(writer, r.warps[i]) >= r.retiredAt[i]);
-      if (!ordered) return false;
-    }
+    for (uint32_t writer = 0; writer < state.wgmmaRetires.size(); ++writer)
+      if (!orderedAfterRetirement(state, r, writer)) return false;
     return true;
   });
   // An accumulator that a younger, still pending wgmma writes stays pending
@@ -451,10 +456,7 @@ const AsyncState::WgmmaRead *wgmmaReadUnordered(AsyncState &state, uint32_t writ
     auto it = std::upper_bound(read.ranges.begin(), read.ranges.end(), begin,
                                [](uint32_t at, const std::pair<uint32_t, uint32_t> &r) { return at < r.second; });
     if (it == read.ranges.end() || it->first >= end) continue;
-    bool ordered = false;
-    for (unsigned i = 0; i < 4 && !ordered; ++i)
-      ordered = read.retiredAt[i] && (read.warps[i] == writer || state.known(writer, read.warps[i]) >= read.retiredAt[i]);
-    if (!ordered) return &read;
+    if (!orderedAfterRetirement(state, read, writer)) return &read;
   }
   return nullptr;
 }
@@ -472,12 +474,15 @@ std::string wgmmaReadHazard(const AsyncState::WgmmaRead &read) {
                      read.line, read.warps[0], read.warps[3]);
 }
 
+// Retirements exist only once a wgmma ran: until then (and in programs
+// without one) mbarriers and CTA barriers have nothing to order.
 void wgmmaRelease(AsyncState &state, Mbarrier &barrier, uint32_t warp) {
+  if (!state.wgmmaInstances) return;
   const size_t warps = state.wgmmaRetires.size();
-  if (!warps) return;
   if (barrier.wgmmaReleased.size() != warps) barrier.wgmmaReleased.assign(warps, 0);
   for (uint32_t of = 0; of < warps; ++of)
-    barrier.wgmmaReleased[of] = std::max(barrier.wgmmaReleased[of], of == warp ? state.wgmmaRetires[of] : state.known(warp, of));
+    barrier.wgmmaReleased[of] =
+        std::max(barrier.wgmmaReleased[of], of == warp ? state.wgmmaRetires[of] : state.known(warp, of));
 }
 
 void wgmmaAcquire(AsyncState &state, const Mbarrier &barrier, uint32_t warp) {
@@ -487,6 +492,7 @@ void wgmmaAcquire(AsyncState &state, const Mbarrier &barrier, uint32_t warp) {
 }
 
 void wgmmaBarrier(AsyncState &state) {
+  if (!state.wgmmaInstances) return;
   const size_t warps = state.wgmmaRetires.size();
   for (uint32_t of = 0; of < warps; ++of) {
     uint32_t most = state.wgmmaRetires[of];

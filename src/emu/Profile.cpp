@@ -56,6 +56,22 @@ uint64_t busiestBank(const uint64_t *words, size_t count) {
   return most;
 }
 
+/// Appends the 4-byte words that the lanes in `mask` touch (`width` bytes
+/// each from their address) to `out`; the new count.
+size_t appendWords(const uint64_t *addresses, LaneMask mask, unsigned width, uint64_t *out, size_t count) {
+  forEachLane(mask, [&](unsigned l) {
+    for (uint64_t word = addresses[l] / kBankBytes; word <= (addresses[l] + width - 1) / kBankBytes; ++word)
+      out[count++] = word;
+  });
+  return count;
+}
+
+/// Sorts `count` values and keeps each once; how many are left.
+size_t keepDistinct(uint64_t *values, size_t count) {
+  std::sort(values, values + count);
+  return static_cast<size_t>(std::unique(values, values + count) - values);
+}
+
 uint64_t addressOf(const Warp &w, uint32_t slot, int64_t offset, unsigned lane) {
   return (slot != kNoSlot ? w.row(slot)[lane] : 0) + static_cast<uint64_t>(offset);
 }
@@ -69,14 +85,9 @@ Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned 
   if (access == SharedAccess::Atomic) {
     // Every lane's word counts: atomics to one address serialize.
     std::array<uint64_t, kWarpSize * 9> words;
-    size_t count = 0;
-    forEachLane(lanes, [&](unsigned l) {
-      for (uint64_t word = addresses[l] / kBankBytes; word <= (addresses[l] + width - 1) / kBankBytes; ++word)
-        words[count++] = word;
-    });
+    const size_t count = appendWords(addresses, lanes, width, words.data(), 0);
     out.wavefronts = busiestBank(words.data(), count);
-    std::sort(words.begin(), words.begin() + count);
-    const size_t distinct = static_cast<size_t>(std::unique(words.begin(), words.begin() + count) - words.begin());
+    const size_t distinct = keepDistinct(words.data(), count);
     out.ideal = std::max<uint64_t>(1, (distinct + kBanks - 1) / kBanks);
     out.wavefronts = std::max(out.wavefronts, out.ideal);
     return out;
@@ -88,7 +99,8 @@ Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned 
   struct Phase {
     std::array<uint64_t, 2 * kWarpSize + 8> words; // distinct, sorted; 32 lanes of 4 unaligned bytes at most
     size_t count = 0;
-    uint64_t most = 0;   // the most distinct words in one bank
+    uint64_t most = 0;    // the most distinct words in one bank
+    uint32_t banks = 0;   // the banks its words are in
     size_t addresses = 0; // distinct lane addresses
     bool active = false;
   };
@@ -98,35 +110,26 @@ Wavefronts sharedWavefronts(const uint64_t *addresses, LaneMask lanes, unsigned 
     const LaneMask mask = phaseLanes == kWarpSize ? lanes : lanes & (((LaneMask(1) << phaseLanes) - 1) << (p * phaseLanes));
     if (!mask) continue;
     ph.active = true;
+    ph.count = keepDistinct(ph.words.data(), appendWords(addresses, mask, width, ph.words.data(), 0));
+    ph.most = busiestBank(ph.words.data(), ph.count);
+    for (size_t i = 0; i < ph.count; ++i) ph.banks |= 1u << (ph.words[i] % kBanks);
     std::array<uint64_t, kWarpSize> starts;
     size_t starting = 0;
-    forEachLane(mask, [&](unsigned l) {
-      starts[starting++] = addresses[l];
-      for (uint64_t word = addresses[l] / kBankBytes; word <= (addresses[l] + width - 1) / kBankBytes; ++word)
-        ph.words[ph.count++] = word;
-    });
-    std::sort(ph.words.begin(), ph.words.begin() + ph.count);
-    ph.count = static_cast<size_t>(std::unique(ph.words.begin(), ph.words.begin() + ph.count) - ph.words.begin());
-    ph.most = busiestBank(ph.words.data(), ph.count);
-    std::sort(starts.begin(), starts.begin() + starting);
-    ph.addresses = static_cast<size_t>(std::unique(starts.begin(), starts.begin() + starting) - starts.begin());
+    forEachLane(mask, [&](unsigned l) { starts[starting++] = addresses[l]; });
+    ph.addresses = keepDistinct(starts.data(), starting);
     out.wavefronts += ph.most;
     out.ideal += std::max<uint64_t>(1, (ph.count + kBanks - 1) / kBanks);
   }
   // Loads (not stores) take two neighbouring phases in one wavefront when
-  // each needs one, their words are in different banks, and they share no
-  // word (one address for both phases, a broadcast, counts as shared by none).
+  // each needs one and their words are in different banks (so they share no
+  // word), or both read one and the same address (a broadcast).
   if (access == SharedAccess::Load)
     for (unsigned p = 0; p + 1 < phases; p += 2) {
       const Phase &a = phase[p], &b = phase[p + 1];
       if (!a.active || !b.active || a.most != 1 || b.most != 1) continue;
       const bool broadcast = a.addresses == 1 && b.addresses == 1 && a.count == b.count &&
                              std::equal(a.words.begin(), a.words.begin() + a.count, b.words.begin());
-      std::array<uint64_t, 2 * (2 * kWarpSize + 8)> both;
-      std::copy(a.words.begin(), a.words.begin() + a.count, both.begin());
-      std::copy(b.words.begin(), b.words.begin() + b.count, both.begin() + a.count);
-      const size_t count = a.count + b.count;
-      if (!broadcast && busiestBank(both.data(), count) != 1) continue;
+      if (!broadcast && (a.banks & b.banks)) continue;
       out.wavefronts -= 1;
       out.ideal -= 1;
     }

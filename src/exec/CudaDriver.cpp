@@ -77,19 +77,15 @@ Result<std::shared_ptr<const CudaDriver>> CudaDriver::load() {
 
 std::string CudaDriver::errorName(CUresult result) const {
   const char *name = nullptr;
-  if (getErrorName(result, &name) != CUDA_SUCCESS || !name) return "CUDA error " + std::to_string(static_cast<int>(result));
+  if (getErrorName(result, &name) != CUDA_SUCCESS || !name)
+    return "CUDA error " + std::to_string(static_cast<int>(result));
   return name;
 }
 
 std::string CudaDriver::describe(CUresult result) const {
-  const char *name = nullptr;
   const char *text = nullptr;
-  if (getErrorName(result, &name) != CUDA_SUCCESS || !name)
-    name = nullptr;
-  if (getErrorString(result, &text) != CUDA_SUCCESS || !text)
-    text = nullptr;
-  std::string out = name ? name : "CUDA error " + std::to_string(static_cast<int>(result));
-  if (text)
+  std::string out = errorName(result);
+  if (getErrorString(result, &text) == CUDA_SUCCESS && text)
     out += std::string(" (") + text + ")";
   return out;
 }
