@@ -672,6 +672,18 @@ public:
   }
   const std::vector<ModuleVariable> &variables() const { return variables_; }
 
+  /// The report of one launch of the candidate on (entry, trial), by this executor.
+  TrialReport trialReport(const ShapeEntry &entry, int trial, const tasks::ResolvedLaunch &launch) const {
+    TrialReport report;
+    report.shapeIndex = entry.index;
+    report.shape = entry.shape;
+    report.drawn = entry.drawn;
+    report.trial = trial;
+    report.launch = launch;
+    report.executor = executorTag_;
+    return report;
+  }
+
   /// Runs the candidate on (shape, trial) against the reference. `probe`:
   /// how to set the module variables first ("" restores them). Returns false
   /// when a verdict other than correct was reached.
@@ -680,14 +692,8 @@ public:
                         const tasks::ResolvedLaunch &candidateLaunch, const std::string &probe = "",
                         int repeats = 0) {
     const tasks::Shape &shape = entry.shape;
-    TrialReport report;
-    report.shapeIndex = entry.index;
-    report.shape = shape;
-    report.drawn = entry.drawn;
-    report.trial = trial;
+    TrialReport report = trialReport(entry, trial, candidateLaunch);
     report.afterTiming = afterTiming;
-    report.launch = candidateLaunch;
-    report.executor = executorTag_;
     report.probe = probe;
 
     Result<const Outputs *> want = referenceOutputs(entry, trial, reference, referenceLaunch);
@@ -945,14 +951,8 @@ public:
           if (!candidateTurn || !verifyRound[static_cast<size_t>(round)]) continue;
           // The last timed launch's outputs on this set: as right as a
           // checked launch's, its inputs, guards and canaries untouched.
-          TrialReport checked;
-          checked.shapeIndex = entry.index;
-          checked.shape = shape;
-          checked.drawn = entry.drawn;
-          checked.trial = trial;
+          TrialReport checked = trialReport(entry, trial, candidateLaunch);
           checked.timed = true;
-          checked.launch = candidateLaunch;
-          checked.executor = executorTag_;
           Result<Outputs> got = collect(sets[s], &checked.outputs);
           if (!got) return got.error();
           Result<std::string> judged = judge(sets[s], *got, **want, checked.outputs, trial);
