@@ -2,13 +2,13 @@
 // commands that run the gate (verify::check) or show what it measures against.
 #include "Commands.h"
 #include "GateOptions.h"
-#include "GateTables.h"
 #include "ModelOptions.h"
 #include "Output.h"
 
 #include "emu/EmuExecutor.h"
 #include "exec/IsolatedExecutor.h"
 #include "prompt/Extract.h"
+#include "report/GateTables.h"
 #include "serve/Gate.h"
 #include "ptx/Lint.h"
 #include "tasks/Reference.h"
@@ -169,7 +169,7 @@ int runCrossCheck(const SuiteCli &cli) {
   verify::CheckOptions options = checkOptionsFrom(cli.gate);
   options.seed = cli.seed;
   nlohmann::json all = nlohmann::json::array();
-  std::string table = crossCheckHeader(run->gpu->properties(), cli.seed, options.trials);
+  std::string table = report::crossCheckHeader(run->gpu->properties(), cli.seed, options.trials);
   bool allPassed = true;
   for (const tasks::TaskSpec *task : run->selected) {
     Result<verify::CrossCheckResult> result = verify::crossCheck(*task, *run->gpu, *emulator, options);
@@ -182,7 +182,7 @@ int runCrossCheck(const SuiteCli &cli) {
     }
     all.push_back(verify::toJson(*result));
     allPassed = allPassed && result->passed;
-    table += crossCheckRows(*task, *result);
+    table += report::crossCheckRows(*task, *result);
   }
   return finishSuiteRun(cli, all, table, allPassed);
 }
@@ -191,9 +191,9 @@ int runCrossCheck(const SuiteCli &cli) {
 /// on, checked against the reference, then timed. A library result outside the
 /// tolerance clears `allCorrect` (the task's [vendor] is wrong); a library the
 /// executor lacks is reported and leaves it. Returns the row's cells and sets `json`.
-VendorCells vendorCells(const tasks::TaskSpec &task, const verify::CheckResult &result, exec::Executor &executor,
-                        const verify::CheckOptions &options, nlohmann::json &json, bool &allCorrect) {
-  VendorCells cells;
+report::VendorCells vendorCells(const tasks::TaskSpec &task, const verify::CheckResult &result, exec::Executor &executor,
+                                const verify::CheckOptions &options, nlohmann::json &json, bool &allCorrect) {
+  report::VendorCells cells;
   json = nullptr;
   if (!task.vendor) return cells;
   if (result.benchmarks.empty()) {
@@ -236,7 +236,7 @@ int runBaseline(const SuiteCli &cli) {
   verify::CheckOptions options = checkOptionsFrom(cli.gate);
   options.seed = cli.seed;
   nlohmann::json all = nlohmann::json::array();
-  std::string table = baselineHeader(device, cli.seed);
+  std::string table = report::baselineHeader(device, cli.seed);
   bool allCorrect = true;
   for (const tasks::TaskSpec *task : run->selected) {
     Result<tasks::CompiledReference> reference =
@@ -252,12 +252,12 @@ int runBaseline(const SuiteCli &cli) {
     allCorrect = allCorrect && checked->verdict == verify::Verdict::Correct;
     nlohmann::json json = verify::toJson(*checked);
     json["level"] = task->level;
-    VendorCells vendor = vendorCells(*task, *checked, *run->gpu, options, json["vendor"], allCorrect);
+    report::VendorCells vendor = vendorCells(*task, *checked, *run->gpu, options, json["vendor"], allCorrect);
     all.push_back(std::move(json));
-    table += baselineRow(*task, *checked, device, vendor);
+    table += report::baselineRow(*task, *checked, device, vendor);
     std::cerr << "baseline " << task->name << ": " << checked->summary << '\n';
   }
-  return finishSuiteRun(cli, all, table + baselineFooter(), allCorrect);
+  return finishSuiteRun(cli, all, table + report::baselineFooter(), allCorrect);
 }
 
 /// `ptxforge device`: the device, and its measured ceilings (cached per device).

@@ -5,11 +5,11 @@
 #include "GateOptions.h"
 #include "ModelOptions.h"
 #include "Output.h"
-#include "StoreJson.h"
 #include "llm/BackendSpec.h"
 #include "prompt/PromptBuilder.h"
 #include "prompt/Template.h"
 #include "report/Report.h"
+#include "report/RunJson.h"
 #include "solve/Solve.h"
 #include "store/Store.h"
 #include "tasks/Reference.h"
@@ -98,7 +98,7 @@ Result<void> writeRunFiles(store::Store &store, int64_t runId, const std::filesy
   if (!data) return data.error();
   if (!bestPtx.empty())
     if (Result<void> written = writeTextFile(dir / "best.ptx", bestPtx); !written) return written;
-  nlohmann::json document = runSummaryJson(*data, runId, summaryJson);
+  nlohmann::json document = report::runSummaryJson(*data, runId, summaryJson);
   if (Result<void> written = writeTextFile(dir / "summary.json", document.dump(2) + "\n"); !written) return written;
   if (Result<void> written = writeTextFile(dir / "report.md", report::markdownReport(*data)); !written) return written;
   return writeTextFile(dir / "report.html", report::htmlReport(*data));
@@ -286,10 +286,10 @@ int runRuns(const SolveCli &cli) {
   Result<std::vector<store::RunRecord>> runs = (*store)->runs(cli.limit);
   if (!runs) return fail(cli.gate.format, runs.error());
   if (cli.gate.format == "json") {
-    std::cout << runListJson(*runs).dump(2) << '\n';
+    std::cout << report::runListJson(*runs).dump(2) << '\n';
     return kExitOk;
   }
-  std::cout << runListText(*runs);
+  std::cout << report::runListText(*runs);
   if (runs->empty()) fmt::print("no runs in {}\n", (*store)->path());
   return kExitOk;
 }
@@ -302,7 +302,7 @@ int runShow(const SolveCli &cli) {
   if (cli.full && cli.gate.format != "json") return fail(cli.gate.format, "--full goes with --format json");
   if (cli.gate.format == "json")
     // Stored model text may hold invalid UTF-8 (an exec model's raw stdout): replaced, not thrown on.
-    std::cout << runDataJson(*data, cli.full).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    std::cout << report::runDataJson(*data, cli.full).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     std::cout << report::markdownReport(*data);
   return kExitOk;

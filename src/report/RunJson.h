@@ -1,5 +1,5 @@
 // The run store's records as the JSON and text that `solve`, `runs` and
-// `show` print: built here so that the command functions stay short.
+// `show` print; the commands only print them.
 #pragma once
 
 #include "store/Store.h"
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ptxforge::cli {
+namespace ptxforge::report {
 
 /// `runs --format json`: one object per run.
 nlohmann::json runListJson(const std::vector<store::RunRecord> &runs);
@@ -21,4 +21,4 @@ nlohmann::json runDataJson(const store::RunData &data, bool full = false);
 /// summary.json of a solve run.
 nlohmann::json runSummaryJson(const store::RunData &data, int64_t runId, const nlohmann::json &summary);
 
-} // namespace ptxforge::cli
+} // namespace ptxforge::report

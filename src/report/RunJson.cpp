@@ -1,11 +1,11 @@
-// See StoreJson.h.
-#include "StoreJson.h"
+// See RunJson.h.
+#include "report/RunJson.h"
 
 #include "report/Report.h"
 
 #include <fmt/format.h>
 
-namespace ptxforge::cli {
+namespace ptxforge::report {
 namespace {
 
 template <typename T> nlohmann::json orNull(const std::optional<T> &value) {
@@ -105,4 +105,4 @@ nlohmann::json runSummaryJson(const store::RunData &data, int64_t runId, const n
           {"summary", summary}};
 }
 
-} // namespace ptxforge::cli
+} // namespace ptxforge::report

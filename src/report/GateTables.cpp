@@ -1,12 +1,12 @@
 // See GateTables.h.
-#include "GateTables.h"
+#include "report/GateTables.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-namespace ptxforge::cli {
+namespace ptxforge::report {
 
 std::string crossCheckHeader(const exec::DeviceProperties &device, uint64_t seed, int trials) {
   return fmt::format("{} ({}) against the ptxforge emulator, task references, seed {}, {} trial(s)\n\n"
@@ -72,4 +72,4 @@ std::string baselineFooter() {
          "below 1 where the nvcc reference is slower. \u2014: the task has no [vendor].\n";
 }
 
-} // namespace ptxforge::cli
+} // namespace ptxforge::report

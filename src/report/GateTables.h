@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace ptxforge::cli {
+namespace ptxforge::report {
 
 /// crosscheck: the title and the column header.
 std::string crossCheckHeader(const exec::DeviceProperties &device, uint64_t seed, int trials);
@@ -28,4 +28,4 @@ std::string baselineRow(const tasks::TaskSpec &task, const verify::CheckResult &
 /// What the vendor columns mean.
 std::string baselineFooter();
 
-} // namespace ptxforge::cli
+} // namespace ptxforge::report
