@@ -41,10 +41,10 @@ try:
 except Exception as error:
     print(f"{mode}\t{context}\t{task}\t{seed}\terror: {error}")
     sys.exit()
-for bench in result.get("timings", []):
+for bench in result.get("timing") or []:
     low, high = bench["speedup_band"]
     print(f"{mode}\t{context}\t{task}\t{seed}\t{bench['speedup']:.4f}\t{low:.4f}\t{high:.4f}\t"
-          f"{bench['baseline']['median']:.4f}\t{bench['candidate']['median']:.4f}\t{json.dumps(bench['shape'])}")
+          f"{bench['baseline']['median_ms']:.4f}\t{bench['candidate']['median_ms']:.4f}\t{json.dumps(bench['shape'])}")
 PY
 }
 if [ "$what" = checks ] || [ "$what" = all ]; then
@@ -78,10 +78,10 @@ for task, text in con.execute(query):
         result = json.loads(text)
     except Exception:
         continue
-    for bench in result.get("timings", []) or []:
+    for bench in result.get("timing") or []:
         low, high = bench["speedup_band"]
         print(f"{mode}\teval\t{task}\t-\t{bench['speedup']:.4f}\t{low:.4f}\t{high:.4f}\t"
-              f"{bench['baseline']['median']:.4f}\t{bench['candidate']['median']:.4f}\t{json.dumps(bench['shape'])}")
+              f"{bench['baseline']['median_ms']:.4f}\t{bench['candidate']['median_ms']:.4f}\t{json.dumps(bench['shape'])}")
 PY
   done
 fi
