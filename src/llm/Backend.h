@@ -44,6 +44,10 @@ struct CallContext {
   /// received when it reported none (Usage::note says so). Backends that
   /// answer in one piece (exec, replay, batch) never ask it.
   std::function<bool(std::string_view textSoFar)> stopAfter;
+  /// Where the request stands in a run ("task/round R/slot S/kind/strategies",
+  /// set by solve). A recording keeps it beside the request hash; a replay
+  /// answers by it when the request itself was not recorded (ReplayBackend.h).
+  std::string position;
 };
 
 /// The values to keep out of everything stored or printed: those of

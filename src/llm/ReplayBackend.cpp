@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -65,6 +66,28 @@ Result<void> appendLine(int fd, const std::string &path, std::string line, std::
   return {};
 }
 
+namespace {
+
+/// Where a request stood in its run and everything of it but its text: the
+/// position, then the canonical request without the messages' contents (the
+/// roles stay) or the raw prompt. Two requests with this key in common differ
+/// in their text only.
+std::string placeKey(const std::string &position, nlohmann::json canonical) {
+  nlohmann::json roles = nlohmann::json::array();
+  if (auto messages = canonical.find("messages"); messages != canonical.end() && messages->is_array())
+    for (const nlohmann::json &message : *messages) {
+      auto role = message.is_object() ? message.find("role") : message.end();
+      roles.push_back(message.is_object() && role != message.end() && role->is_string() ? role->get<std::string>()
+                                                                                         : std::string("?"));
+    }
+  canonical["roles"] = canonical.contains("prompt") ? nlohmann::json("raw prompt") : roles;
+  canonical.erase("messages");
+  canonical.erase("prompt");
+  return position + "\n" + dumpJson(canonical);
+}
+
+} // namespace
+
 Result<std::unique_ptr<Backend>> ReplayBackend::create(const std::string &path) {
   auto lines = readJsonLines(path, "replay");
   if (!lines)
@@ -82,31 +105,60 @@ Result<std::unique_ptr<Backend>> ReplayBackend::create(const std::string &path) 
     if (!completion)
       return makeError(ErrorKind::InvalidInput, where() + completion.error().message);
     completion->requestHash = hash->get<std::string>();
+    auto position = json.find("position");
+    auto request = json.find("request");
+    if (position != json.end() && position->is_string() && !position->get<std::string>().empty() &&
+        request != json.end() && request->is_object())
+      backend->positions_[placeKey(position->get<std::string>(), *request)].completions.push_back(*completion);
     backend->records_[completion->requestHash].completions.push_back(std::move(*completion));
     ++backend->lineCount_;
   }
+  if (const char *by = std::getenv("PTXFORGE_REPLAY_BY_POSITION"); by && std::string_view(by) == "0")
+    backend->byPosition_ = false;
   return std::unique_ptr<Backend>(std::move(backend));
+}
+
+size_t ReplayBackend::answeredByPosition() const {
+  std::lock_guard lock(mutex_);
+  return answeredByPosition_;
 }
 
 std::string ReplayBackend::describe() const {
   return "replay:" + path_ + " (" + std::to_string(lineCount_) + " recorded completions)";
 }
 
-Result<Completion> ReplayBackend::completeValid(const Request &, const std::string &hash, const CallContext &context) {
+Result<Completion> ReplayBackend::completeValid(const Request &request, const std::string &hash,
+                                                const CallContext &context) {
   Completion completion;
   {
     std::lock_guard lock(mutex_);
-    auto found = records_.find(hash);
-    if (found == records_.end())
+    Recorded *found = nullptr;
+    bool byPosition = false;
+    if (auto byHash = records_.find(hash); byHash != records_.end()) {
+      found = &byHash->second;
+    } else if (byPosition_ && !context.position.empty()) {
+      if (auto at = positions_.find(placeKey(context.position, canonicalRequestJson(request))); at != positions_.end()) {
+        found = &at->second;
+        byPosition = true;
+      }
+    }
+    if (!found)
       return makeError(ErrorKind::InvalidInput,
                        "replay: no recorded completion for request " + hash + " in " + path_ + " (" +
                            std::to_string(records_.size()) +
                            " requests recorded; the request hash covers model, messages/prompt, temperature, "
-                           "top_p, max_tokens, seed and stop)");
-    Recorded &recorded = found->second;
+                           "top_p, max_tokens, seed and stop" +
+                           (context.position.empty() || !byPosition_ ? std::string()
+                                                     : "; nor a request like it at " + context.position) +
+                           ")");
+    Recorded &recorded = *found;
     completion = recorded.completions[std::min(recorded.next, recorded.completions.size() - 1)];
     if (recorded.next < recorded.completions.size())
       ++recorded.next;
+    if (byPosition) {
+      completion.replayedBy = "position";
+      ++answeredByPosition_;
+    }
   }
   completion.backend = "replay";
   if (context.onText && !completion.text.empty())
@@ -128,9 +180,10 @@ Result<Completion> RecordingBackend::completeValid(const Request &request, const
   Result<Completion> completion = inner_->complete(request, context);
   if (!completion || completion->pending())
     return completion;
-  nlohmann::json line = {{"request_hash", hash},
-                         {"request", canonicalRequestJson(request)},
-                         {"completion", completionToJson(*completion)}};
+  nlohmann::json line = {{"request_hash", hash}, {"request", canonicalRequestJson(request)}};
+  if (!context.position.empty())
+    line["position"] = context.position;
+  line["completion"] = completionToJson(*completion);
   std::string text = dumpJson(line);
   std::lock_guard lock(mutex_);
   if (auto appended = appendLine(fd_, path_, std::move(text), "record"); !appended)

@@ -3,6 +3,7 @@
 // A record file is JSONL, one line per answered request:
 //   {"request_hash": "<requestHash(request)>",
 //    "request":      <canonicalRequestJson(request)>,   for people and tools; not read back
+//    "position":     "<CallContext::position>",          when the caller gave one
 //    "completion":   <completionToJson(completion)>}
 //
 // RecordingBackend wraps any backend and appends a line for every completion
@@ -13,8 +14,16 @@
 // `replay:FILE` answers from such a file by request hash. When a hash was
 // recorded several times (the same request sent more than once), the calls get
 // the recorded completions in file order, and the last one again after that.
-// A request whose hash is not recorded is an InvalidInput error naming the
-// hash. A malformed line is an error naming FILE:LINE, except a final line
+// A request whose hash is not recorded is answered by position when the call
+// gives one (CallContext::position: task, round, slot, kind and strategies in a
+// solve run) and the recording holds a request there that differs from it in
+// its text only (model, sampling parameters, seed, stop and message roles the
+// same): that completion, in file order like hashes, marked
+// Completion::replayedBy = "position". An
+// optimize prompt quotes the times measured in its run, so replaying an eval
+// on a GPU would otherwise find no answer for it. PTXFORGE_REPLAY_BY_POSITION=0
+// turns this off. Any other request whose hash is not recorded is an
+// InvalidInput error naming the hash. A malformed line is an error naming FILE:LINE, except a final line
 // without a newline (a recording interrupted mid-write), which is skipped.
 #pragma once
 
@@ -35,6 +44,8 @@ public:
   std::string describe() const override;
   /// Distinct request hashes recorded.
   size_t recordedRequests() const { return records_.size(); }
+  /// Requests answered by position so far (see above).
+  size_t answeredByPosition() const;
 
 protected:
   Result<Completion> completeValid(const Request &request, const std::string &hash,
@@ -49,8 +60,11 @@ private:
 
   std::string path_;
   size_t lineCount_ = 0;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<std::string, Recorded> records_;
+  std::map<std::string, Recorded> positions_;
+  bool byPosition_ = true;
+  size_t answeredByPosition_ = 0;
 };
 
 class RecordingBackend final : public Backend {

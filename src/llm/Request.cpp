@@ -96,6 +96,8 @@ nlohmann::json completionToJson(const Completion &completion) {
     json["first_token_ms"] = *completion.firstTokenMs;
   if (completion.attempts != 1)
     json["attempts"] = completion.attempts;
+  if (!completion.replayedBy.empty())
+    json["replayed_by"] = completion.replayedBy;
   return json;
 }
 

@@ -113,6 +113,9 @@ struct Completion {
   std::string model;
   /// requestHash() of the request this answers (RequestHash.h).
   std::string requestHash;
+  /// Replays only: "position" when the answer was recorded for another request
+  /// at the same place in the run (CallContext::position), not for this one.
+  std::string replayedBy;
 
   bool pending() const { return status == CompletionStatus::Pending; }
 };

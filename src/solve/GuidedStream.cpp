@@ -263,6 +263,7 @@ Result<llm::Completion> completeWithStreamChecks(llm::Backend &backend, const ll
     };
     llm::CallContext call;
     call.stop = context.stop;
+    call.position = context.position;
     call.onRetry = [&](const llm::RetryNotice &notice) {
       restart(); // the text starts over
       if (context.onRetry) context.onRetry(notice);

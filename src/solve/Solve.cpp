@@ -569,6 +569,9 @@ private:
     report(round, slot, kind, "requesting");
     llm::CallContext call;
     call.stop = ctx_.stop;
+    // A replay answers an optimize prompt, which quotes the times measured in
+    // its own run, by this place in the run when its request was not recorded.
+    call.position = fmt::format("{}/round {}/slot {}/{}/{}", ctx_.task.name, round, slot, kind, strategyNames);
     answer.asked = true;
     nlohmann::json guided;
     Result<llm::Completion> completion =

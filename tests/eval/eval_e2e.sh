@@ -20,7 +20,7 @@ common=(--suite vector_add,relu --samples 5 --k 1,2 --strategy zero-shot,few-sho
 "$ptxforge" eval --model "replay:rec.jsonl" "${common[@]}" --rounds 1 --format json > replay.json
 # 3. Two rounds: every sample is repaired to nvcc's kernel in round 2 (correct@k
 #    after 2 rounds; correct@k itself counts first attempts only).
-"$ptxforge" eval --model "$model" "${common[@]}" --rounds 2 --format json > two.json
+"$ptxforge" eval --model "$model" "${common[@]}" --rounds 2 --record rec2.jsonl --format json > two.json
 # 4. The same through the batch backend: one invocation per round.
 # A pending eval exits 5: waiting for batch results is not a finished eval.
 set +e
@@ -35,12 +35,41 @@ python3 "$here/../solve/batch_answer.py" b2.jsonl o2.jsonl
 "$ptxforge" eval --resume 4 --executor emu -q --store e.db --batch-file b3.jsonl --batch-results o1.jsonl \
   --batch-results o2.jsonl --format json > batch.json
 
+# 5. Step 3's recording replayed after its round-2 requests changed, as a GPU
+#    run's optimize prompts change (they quote the times measured in their run):
+#    answered by their place in the run, the same figures as step 3; strictly by
+#    request (PTXFORGE_REPLAY_BY_POSITION=0) every sample lacks its round-2 answer.
+python3 - <<'EOF'
+import json
+changed = 0
+with open("rec2.jsonl") as src, open("moved.jsonl", "w") as dst:
+    for line in src:
+        record = json.loads(line)
+        if "/round 2/" in record.get("position", ""):
+            record["request_hash"] = f"changed-{changed}"
+            changed += 1
+        dst.write(json.dumps(record) + "\n")
+if changed != 10:
+    raise SystemExit(f"FAIL: {changed} round-2 requests recorded with a position, not 10")
+EOF
+moved=(--suite vector_add,relu --samples 5 --k 1,2 --strategy zero-shot,few-shot --executor emu -q --store m.db --rounds 2)
+"$ptxforge" eval --model replay:moved.jsonl "${moved[@]}" --format json > moved.json 2> moved.err
+grep -q "^replay: 10 request(s) not in the recording were answered with the completion recorded at the same place" \
+  moved.err || { cat moved.err; echo "FAIL: no note of the requests answered by position" >&2; exit 1; }
+set +e
+PTXFORGE_REPLAY_BY_POSITION=0 "$ptxforge" eval --model replay:moved.jsonl "${moved[@]}" --format json > strict.json 2> /dev/null
+rc=$?
+set -e
+[ "$rc" = 4 ] || { echo "FAIL: a replay strictly by request exits $rc, not 4 (no sample scored)" >&2; exit 1; }
+
 python3 - <<'EOF'
 import json, math
 
 one = json.load(open("one.json"))
 replay = json.load(open("replay.json"))
 two = json.load(open("two.json"))
+moved = json.load(open("moved.json"))
+strict = json.load(open("strict.json"))
 b1 = json.load(open("b1.json"))
 batch = json.load(open("batch.json"))
 
@@ -111,6 +140,10 @@ check(b1["status"] == "pending", "batch: first invocation pending, not " + b1["s
 check(b1["metrics"]["overall"]["correct_at_k"]["1"] is None, "batch: a pending eval has no figures yet")
 check(batch["status"] == "complete", "batch: complete after two rounds, not " + batch["status"])
 check(same(batch["metrics"], two["metrics"]), "batch metrics differ from the exec eval's")
+check(moved["status"] == "complete", "replay by position: " + moved["status"])
+check(same(moved["metrics"], two["metrics"]), "replay by position: metrics differ from the recorded eval's")
+check(strict["status"] == "infra-error" and strict["metrics"]["overall"]["no_completion"] == 10,
+      "replay strictly by request: " + strict["status"])
 print("ok: metrics")
 EOF
 

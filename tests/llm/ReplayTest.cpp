@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -135,6 +136,52 @@ TEST_F(ReplayFile, RepeatedRequestsReplayInOrder) {
   EXPECT_EQ((*replay)->complete(ask("same"))->text, "first");
   EXPECT_EQ((*replay)->complete(ask("same"))->text, "second");
   EXPECT_EQ((*replay)->complete(ask("same"))->text, "second");
+}
+
+TEST_F(ReplayFile, ARequestNotRecordedIsAnsweredByItsPlaceInTheRun) {
+  // Recorded live: a first prompt and an optimize prompt that quotes the time measured then.
+  auto recorder = RecordingBackend::create(std::make_unique<CountingBackend>(), path_);
+  ASSERT_TRUE(recorder);
+  CallContext first, optimize, elsewhere;
+  first.position = "saxpy/round 1/slot 0/initial";
+  optimize.position = "saxpy/round 2/slot 0/optimize";
+  elsewhere.position = "saxpy/round 2/slot 1/optimize";
+  Result<Completion> live1 = (*recorder)->complete(ask("write saxpy"), first);
+  Result<Completion> live2 = (*recorder)->complete(ask("faster than 0.512 ms"), optimize);
+  ASSERT_TRUE(live1 && live2);
+  EXPECT_NE(read().find(R"("position":"saxpy/round 2/slot 0/optimize")"), std::string::npos) << read();
+
+  auto replay = ReplayBackend::create(path_);
+  ASSERT_TRUE(replay) << replay.error().message;
+  auto &backend = static_cast<ReplayBackend &>(**replay);
+  // The same request: by its hash, whatever the position says.
+  Result<Completion> same = backend.complete(ask("write saxpy"), optimize);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->text, live1->text);
+  EXPECT_EQ(same->replayedBy, "");
+  // The replay measured another time: the request differs, its place does not.
+  Result<Completion> moved = backend.complete(ask("faster than 0.498 ms"), optimize);
+  ASSERT_TRUE(moved) << moved.error().message;
+  EXPECT_EQ(moved->text, live2->text);
+  EXPECT_EQ(moved->replayedBy, "position");
+  EXPECT_EQ(completionToJson(*moved)["replayed_by"], "position");
+  EXPECT_EQ(backend.answeredByPosition(), 1u);
+  // Nothing recorded at that place, no place given, or another seed at the same place (a
+  // request that differs in more than its text): the error names the hash (and the place).
+  Result<Completion> nowhere = backend.complete(ask("faster than 0.498 ms"), elsewhere);
+  ASSERT_FALSE(nowhere);
+  EXPECT_NE(nowhere.error().message.find("nor a request like it at saxpy/round 2/slot 1/optimize"), std::string::npos)
+      << nowhere.error().message;
+  EXPECT_FALSE(backend.complete(ask("faster than 0.498 ms")));
+  EXPECT_FALSE(backend.complete(ask("faster than 0.498 ms", 2), optimize));
+
+  // PTXFORGE_REPLAY_BY_POSITION=0: by hash only.
+  ::setenv("PTXFORGE_REPLAY_BY_POSITION", "0", 1);
+  auto strict = ReplayBackend::create(path_);
+  ::unsetenv("PTXFORGE_REPLAY_BY_POSITION");
+  ASSERT_TRUE(strict);
+  EXPECT_FALSE((*strict)->complete(ask("faster than 0.498 ms"), optimize));
+  EXPECT_TRUE((*strict)->complete(ask("faster than 0.512 ms"), optimize));
 }
 
 TEST_F(ReplayFile, AnInterruptedLastLineIsSkippedButOtherDamageIsNot) {

@@ -258,6 +258,7 @@ int runEvalCommand(const EvalCli &cli) {
   std::filesystem::path out = cli.outDir.empty() ? defaultOut(**store, outcome->evalId) : std::filesystem::path(cli.outDir);
   if (Result<void> written = writeEvalFiles(out, outcome->document); !written) return fail(format, written.error());
   printEvalOutcome(cli, *outcome, out);
+  noteReplayedByPosition(**backend);
   return exitCodeOf(outcome->status);
 }
 

@@ -1,6 +1,7 @@
 #include "ModelOptions.h"
 
 #include "GrammarCommand.h"
+#include "llm/ReplayBackend.h"
 
 #include <fmt/format.h>
 
@@ -115,6 +116,16 @@ Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::st
     options.guidedGrammar = std::move(grammar.value());
   }
   return llm::openBackend(spec, options);
+}
+
+void noteReplayedByPosition(const llm::Backend &backend) {
+  const auto *replay = dynamic_cast<const llm::ReplayBackend *>(&backend);
+  if (!replay || replay->answeredByPosition() == 0) return;
+  fmt::print(stderr,
+             "replay: {} request(s) not in the recording were answered with the completion recorded at the same "
+             "place in the run (task, round, slot, kind, strategies; the same sampling parameters and seed): their "
+             "text differed, as an optimize prompt quoting the times measured in this run does; PTXFORGE_REPLAY_BY_POSITION=0 turns this off\n",
+             replay->answeredByPosition());
 }
 
 void addStoreFlag(CLI::App *command, std::string &path) {

@@ -46,6 +46,9 @@ Result<solve::GuidedStreamOptions> guidedStreamOptions(const ModelFlags &flags, 
 /// Opens the backend `spec` names (empty: $PTXFORGE_MODEL) with the flags.
 /// The error says what to give when there is no model at all.
 Result<std::unique_ptr<llm::Backend>> openModel(const ModelFlags &flags, std::string &spec);
+/// After a run on replay:FILE, says on stderr how many requests were answered
+/// by their place in the run rather than by their own recording (ReplayBackend.h).
+void noteReplayedByPosition(const llm::Backend &backend);
 
 /// --store with $PTXFORGE_STORE as its twin.
 void addStoreFlag(CLI::App *command, std::string &path);

@@ -276,6 +276,7 @@ int runSolve(const SolveCli &cli) {
   // The run is in the store either way; a file that could not be written is the error then.
   if (!written) return fail(format, written.error(), kExitUsage, {{"run", outcome->runId}});
   printSolveOutcome(cli, **task, *outcome, outDir);
+  noteReplayedByPosition(**backend);
   if (outcome->status == store::RunStatus::Pending) return kExitOk;
   return outcome->bestCandidateId ? kExitOk : kExitNoKernel;
 }
