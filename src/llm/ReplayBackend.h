@@ -2,7 +2,7 @@
 //
 // A record file is JSONL, one line per answered request:
 //   {"request_hash": "<requestHash(request)>",
-//    "request":      <canonicalRequestJson(request)>,   for people and tools; not read back
+//    "request":      <canonicalRequestJson(request)>,
 //    "position":     "<CallContext::position>",          when the caller gave one
 //    "completion":   <completionToJson(completion)>}
 //
@@ -14,16 +14,18 @@
 // `replay:FILE` answers from such a file by request hash. When a hash was
 // recorded several times (the same request sent more than once), the calls get
 // the recorded completions in file order, and the last one again after that.
+//
 // A request whose hash is not recorded is answered by position when the call
 // gives one (CallContext::position: task, round, slot, kind and strategies in a
 // solve run) and the recording holds a request there that differs from it in
 // its text only (model, sampling parameters, seed, stop and message roles the
 // same): that completion, in file order like hashes, marked
-// Completion::replayedBy = "position". An
-// optimize prompt quotes the times measured in its run, so replaying an eval
-// on a GPU would otherwise find no answer for it. PTXFORGE_REPLAY_BY_POSITION=0
-// turns this off. Any other request whose hash is not recorded is an
-// InvalidInput error naming the hash. A malformed line is an error naming FILE:LINE, except a final line
+// Completion::replayedBy = "position". An optimize prompt quotes the times
+// measured in its own run, so an eval recorded on a GPU would otherwise have no
+// answer for it in the replay. PTXFORGE_REPLAY_BY_POSITION=0 turns this off.
+//
+// Any other request whose hash is not recorded is an InvalidInput error naming
+// the hash. A malformed line is an error naming FILE:LINE, except a final line
 // without a newline (a recording interrupted mid-write), which is skipped.
 #pragma once
 
