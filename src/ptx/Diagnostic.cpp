@@ -125,8 +125,15 @@ void appendExcerpt(std::string &out, std::string_view line, uint32_t column, siz
     begin = anchor > width / 2 ? anchor - width / 2 : 0;
     end = std::min(line.size(), begin + width);
     begin = end > width ? end - width : 0;
-    while (begin > 0 && begin < line.size() && isContinuation(static_cast<unsigned char>(line[begin]))) ++begin;
-    while (end < line.size() && isContinuation(static_cast<unsigned char>(line[end]))) --end;
+    // Do not cut a UTF-8 sequence in two: step over at most the three
+    // continuation bytes one sequence has. A run of stray continuation bytes
+    // (each shown escaped) may be cut anywhere; an unbounded step here walked
+    // `end` below zero on a line that starts with one.
+    for (int k = 0; k < 3 && begin > 0 && begin < end && isContinuation(static_cast<unsigned char>(line[begin])); ++k)
+      ++begin;
+    for (int k = 0; k < 3 && end > begin && end < line.size() && isContinuation(static_cast<unsigned char>(line[end]));
+         ++k)
+      --end;
   }
   std::string caretLine = "  ";
   out += "  ";

@@ -145,6 +145,20 @@ TEST(DiagnosticText, LongLineIsQuotedAsAWindowAroundTheColumn) {
   EXPECT_EQ(quoted.substr(caretLine.size() - 1, 5), "%a400");
 }
 
+TEST(DiagnosticText, ALongLineOfStrayContinuationBytesIsQuotedInBounds) {
+  // Found by the parser fuzzer: a line that starts with 1,280 UTF-8
+  // continuation bytes and is longer than the window moved the window's end
+  // below zero and read past the source.
+  for (std::string head : {std::string(1280, '\x97'), "\xe2\x82" + std::string(1278, '\x97'), std::string(3, '\x97')}) {
+    std::string source = ".entry k()\n{\n" + head + "\x01" + "cal,l selp\n}\n";
+    std::vector<Diagnostic> diagnostics = lintSource(source);
+    ASSERT_FALSE(diagnostics.empty());
+    std::string text = formatDiagnosticsText(diagnostics, "cont.ptx", source, 160);
+    EXPECT_LE(longestLine(text), 1000u);
+    EXPECT_NE(text.find("\\x97"), std::string::npos) << text;
+  }
+}
+
 TEST(DiagnosticText, ControlBytesAreShownEscaped) {
   std::string source = kernelWith("\tadd.s32 %r1, \x1b[2J\x07, 1;\x1b]0;title\x07");
   std::string text = formatDiagnosticsText(lintSource(source), "esc.ptx", source);
