@@ -4,7 +4,8 @@
 # with and without timing and the emulator's sanitizers, cold from the shell.
 #
 #   bash scripts/gpu-check-times.sh OUT_DIR [BUILD_DIR] [TASK...]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check-times.sh OUT_DIR [BUILD_DIR] [TASK...]}
@@ -13,10 +14,8 @@ shift 2 || shift $#
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(vector_add softmax_rows sgemm)
 mkdir -p "$out"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-  tail -30 "$out/cmake.log"; exit 1; }
-pf="$build/ptxforge"
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 summary() { # json task label rc wall
   python3 - "$@" <<'PY'
 import json, sys

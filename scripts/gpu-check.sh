@@ -10,17 +10,16 @@
 # writing one JSON result per check and summary.md (planted.json, planted.txt).
 #
 #   bash scripts/gpu-check.sh OUT_DIR [BUILD_DIR] [refs|planted|all]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build-gpu}
 what=${3:-all}
 mkdir -p "$out"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-  tail -30 "$out/cmake.log"; exit 1; }
-pf="$build/ptxforge"
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 
 run_check() { # name task file [extra args]
   local name=$1 task=$2 file=$3; shift 3

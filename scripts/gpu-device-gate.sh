@@ -10,16 +10,15 @@
 #      carry the mismatch counts, first index and largest errors) must agree.
 #
 #   bash scripts/gpu-device-gate.sh OUT_DIR [BUILD_DIR]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-device-gate.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build-gpu}
 mkdir -p "$out"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-  tail -30 "$out/cmake.log"; exit 1; }
-pf="$build/ptxforge"
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 
 if [ -z "${DG_SKIP_CROSSCHECK:-}" ]; then
   "$pf" crosscheck --json "$out/crosscheck.json" > "$out/crosscheck.txt" 2>&1

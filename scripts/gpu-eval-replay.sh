@@ -12,21 +12,15 @@
 # $EVAL_ARGS, the suite from $SUITE (default core; task names separated by commas
 # for a quick look).
 # On the device tool's machine, first `source scripts/device-setup.sh`; or set
-# $PTXFORGE to a ptxforge built elsewhere to skip the build.
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-eval-replay.sh OUT_DIR [BUILD_DIR] [all|record|replay]}
 build=${2:-build-gpu}
 step=${3:-all}
 mkdir -p "$out"
-if [ -n "${PTXFORGE:-}" ]; then
-  pf=$(realpath "$PTXFORGE") # a ptxforge built elsewhere (with its workers beside it)
-else
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-    cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-    tail -30 "$out/cmake.log"; exit 1; }
-  pf="$(cd "$build" && pwd)/ptxforge"
-fi
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 common=(--suite "${SUITE:-core}" --samples 5 --k 1,2 --rounds 2 --strategy zero-shot,spec,few-shot --executor gpu
         --timing-rounds 5 ${EVAL_ARGS:-})
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1

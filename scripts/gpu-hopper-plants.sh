@@ -13,20 +13,14 @@
 # Seeds from $SEEDS (default 1 2 3), trials per shape from $TRIALS (default 5), modes
 # from $MODES (default gpu gate).
 # On the device tool's machine, first `source scripts/device-setup.sh`; or set
-# $PTXFORGE to a ptxforge built elsewhere to skip the build.
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-hopper-plants.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build-gpu}
 mkdir -p "$out"
-if [ -n "${PTXFORGE:-}" ]; then
-  pf=$(realpath "$PTXFORGE")
-else
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-    cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-    tail -30 "$out/cmake.log"; exit 1; }
-  pf="$(cd "$build" && pwd)/ptxforge"
-fi
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
 seeds=(${SEEDS:-1 2 3})
 : > "$out/plants.tsv"

@@ -9,18 +9,17 @@
 # writing JSON and text results under OUT_DIR (docs/results/hopper-tasks-h200-2026-12-02.md).
 #
 #   bash scripts/gpu-hopper-tasks.sh OUT_DIR [BUILD_DIR]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-hopper-tasks.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build-gpu}
 mkdir -p "$out"
 start=$(date +%s)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge ptxforge_exec_worker -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-  tail -30 "$out/cmake.log"; exit 1; }
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build" ptxforge ptxforge_exec_worker
 echo "build: $(( $(date +%s) - start )) s"
-pf="$build/ptxforge"
 tasks=(fp8_gemm_e4m3 attention_fwd_bf16)
 
 for task in "${tasks[@]}"; do

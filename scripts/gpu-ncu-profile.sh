@@ -5,7 +5,8 @@
 # padding column: 32-way bank conflicts), one task shape each, and the
 # Nsight Compute block of each result (docs/profile.md) in a table.
 #   bash scripts/gpu-ncu-profile.sh OUT_DIR [BUILD_DIR]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 # Every ncu run's raw CSV is kept (OUT_DIR/ncu-raw.csv) through a wrapper
 # named by PTXFORGE_NCU.
 set -uo pipefail
@@ -15,11 +16,9 @@ build=${2:-build-gpu}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 start=$(date +%s)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/build.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/build.log" 2>&1 || {
-  tail -30 "$out/build.log"; exit 1; }
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 echo "build: $(( $(date +%s) - start )) s"
-pf="$build/ptxforge"
 
 ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 "$ncu" --version > "$out/ncu-version.txt" 2>&1; cat "$out/ncu-version.txt"

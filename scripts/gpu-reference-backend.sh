@@ -10,17 +10,17 @@
 # nvJitLink build is slower than what nvcc would run.
 #
 #   bash scripts/gpu-reference-backend.sh OUT_DIR [BUILD_DIR] [TASK...]
-# On the device tool's machine, first `source scripts/device-setup.sh`.
+# On the device tool's machine, first `source scripts/device-setup.sh`; or set
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-reference-backend.sh OUT_DIR [BUILD_DIR] [TASK...]}
 build=${2:-build-gpu}
 shift 2 || shift $#
 mkdir -p "$out"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-  cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-  tail -30 "$out/cmake.log"; exit 1; }
-PTXFORGE_REFERENCE_BACKEND=ptxas "$build/ptxforge" baseline --json "$out/baseline-ptxas.json" "$@" \
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
+PTXFORGE_REFERENCE_BACKEND=ptxas "$pf" baseline --json "$out/baseline-ptxas.json" "$@" \
   > "$out/baseline-ptxas.txt" 2>&1
 echo "baseline (nvJitLink build vs ptxas whole-program reference): exit $?"
 cat "$out/baseline-ptxas.txt"

@@ -14,21 +14,15 @@
 # seeds from $SEEDS (default 1 2 3 4). Writes OUT_DIR/bias.tsv (one row per
 # check: mode, context, task, seed, speedup, band) and the raw JSON.
 # On the device tool's machine, first `source scripts/device-setup.sh`; or set
-# $PTXFORGE to a ptxforge built elsewhere to skip the build.
+# $PTXFORGE to a ptxforge built elsewhere to skip the build (scripts/gpu-ptxforge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-timing-bias.sh OUT_DIR [BUILD_DIR] [checks|eval|all]}
 build=${2:-build-gpu}
 what=${3:-all}
 mkdir -p "$out"
-if [ -n "${PTXFORGE:-}" ]; then
-  pf=$(realpath "$PTXFORGE") # a ptxforge built elsewhere (with its workers beside it)
-else
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXFORGE_TESTS=OFF -DPTXFORGE_BENCH=OFF > "$out/cmake.log" 2>&1 &&
-    cmake --build "$build" --target ptxforge -j"$(nproc)" >> "$out/cmake.log" 2>&1 || {
-    tail -30 "$out/cmake.log"; exit 1; }
-  pf="$(cd "$build" && pwd)/ptxforge"
-fi
+source scripts/gpu-ptxforge.sh
+gpu_ptxforge "$out" "$build"
 IFS=, read -ra tasks <<< "${TASKS:-attention_fwd:1,sgemm:1,conv2d_3x3:0,softmax_rows:0}"
 seeds=(${SEEDS:-1 2 3 4})
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
