@@ -107,11 +107,12 @@ Result<std::unique_ptr<Backend>> ReplayBackend::create(const std::string &path) 
     completion->requestHash = hash->get<std::string>();
     auto position = json.find("position");
     auto request = json.find("request");
+    const size_t index = backend->completions_.size();
     if (position != json.end() && position->is_string() && !position->get<std::string>().empty() &&
         request != json.end() && request->is_object())
-      backend->positions_[placeKey(position->get<std::string>(), *request)].completions.push_back(*completion);
-    backend->records_[completion->requestHash].completions.push_back(std::move(*completion));
-    ++backend->lineCount_;
+      backend->positions_[placeKey(position->get<std::string>(), *request)].completions.push_back(index);
+    backend->records_[completion->requestHash].completions.push_back(index);
+    backend->completions_.push_back(std::move(*completion));
   }
   if (const char *by = std::getenv("PTXFORGE_REPLAY_BY_POSITION"); by && std::string_view(by) == "0")
     backend->byPosition_ = false;
@@ -124,7 +125,7 @@ size_t ReplayBackend::answeredByPosition() const {
 }
 
 std::string ReplayBackend::describe() const {
-  return "replay:" + path_ + " (" + std::to_string(lineCount_) + " recorded completions)";
+  return "replay:" + path_ + " (" + std::to_string(completions_.size()) + " recorded completions)";
 }
 
 Result<Completion> ReplayBackend::completeValid(const Request &request, const std::string &hash,
@@ -152,7 +153,7 @@ Result<Completion> ReplayBackend::completeValid(const Request &request, const st
                                                      : "; nor a request like it at " + context.position) +
                            ")");
     Recorded &recorded = *found;
-    completion = recorded.completions[std::min(recorded.next, recorded.completions.size() - 1)];
+    completion = completions_[recorded.completions[std::min(recorded.next, recorded.completions.size() - 1)]];
     if (recorded.next < recorded.completions.size())
       ++recorded.next;
     if (byPosition) {

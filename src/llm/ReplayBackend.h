@@ -54,15 +54,17 @@ protected:
                                    const CallContext &context) override;
 
 private:
+  /// The completions recorded under one key, as indices into completions_
+  /// (a completion with a position is under two keys, stored once).
   struct Recorded {
-    std::vector<Completion> completions;
+    std::vector<size_t> completions;
     size_t next = 0;
   };
   explicit ReplayBackend(std::string path) : path_(std::move(path)) {}
 
   std::string path_;
-  size_t lineCount_ = 0;
   mutable std::mutex mutex_;
+  std::vector<Completion> completions_;
   std::map<std::string, Recorded> records_;
   std::map<std::string, Recorded> positions_;
   bool byPosition_ = true;

@@ -32,7 +32,7 @@ protected:
     completion.text = "answer " + std::to_string(++calls) + " to " + request.messages.back().content;
     completion.rawFinishReason = "stop";
     completion.finishReason = FinishReason::Stop;
-    completion.usage = {10, 20, true};
+    completion.usage = {10, 20, true, {}};
     completion.model = "counting-v1";
     completion.latencyMs = 12.5;
     return completion;
