@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 
 namespace ptxforge::report {
 
@@ -35,18 +36,21 @@ td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { co
 )";
 
 
-/// A table of text cells; `numeric[i]` right-aligns column i.
-void table(std::string &out, const std::vector<std::string> &header, const std::vector<bool> &numeric,
-           const std::vector<std::vector<std::string>> &rows, std::string_view cssClass = {}) {
+/// A table of text cells; `numeric[i]` right-aligns column i; `classOf(row,
+/// column)`, when given, names the class of a cell that is not numeric.
+void table(std::string &out, const detail::TableData &data, std::string_view cssClass = {},
+           const std::function<std::string(size_t, size_t)> &classOf = {}) {
+  const auto &[header, numeric, rows] = data;
   auto isNumeric = [&numeric](size_t i) { return i < numeric.size() && numeric[i]; };
   // The wrapper scrolls a table wider than the page instead of widening the page.
   out += cssClass.empty() ? "<div class=\"table-wrap\"><table>\n<thead><tr>"
                           : fmt::format("<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>", cssClass);
   for (size_t i = 0; i < header.size(); ++i) out += htmlElement("th", header[i], isNumeric(i) ? "num" : "");
   out += "</tr></thead>\n<tbody>\n";
-  for (const auto &row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
     out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) out += htmlElement("td", row[i], isNumeric(i) ? "num" : "");
+    for (size_t i = 0; i < rows[r].size(); ++i)
+      out += htmlElement("td", rows[r][i], isNumeric(i) ? "num" : classOf ? classOf(r, i) : "");
     out += "</tr>\n";
   }
   out += "</tbody>\n</table></div>\n";
@@ -189,24 +193,15 @@ std::string speedupChart(const ReportModel &model) {
 void roundsSection(std::string &out, const ReportModel &model) {
   if (!model.untimedNote.empty()) {
     // Nothing was timed (the note under the run table says why): no empty chart, only the counts per round.
-    std::vector<std::vector<std::string>> rows;
-    for (const detail::RoundRow &row : model.rounds)
-      rows.push_back({std::to_string(row.round), fmt::format("{} / {}", row.correct, row.attempts)});
     out += "<section>\n<h2>Correct per round</h2>\n";
-    table(out, {"round", "correct / attempts"}, {true, true}, rows);
+    table(out, detail::roundsTable(model));
     out += "</section>\n";
     return;
   }
   out += "<section>\n<h2>Best speedup per round</h2>\n";
   out += speedupChart(model);
   if (model.anyTiming) out += htmlElement("p", detail::kSpeedupDefinition, "caption") + "\n";
-  if (!model.rounds.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    for (const detail::RoundRow &row : model.rounds)
-      rows.push_back({std::to_string(row.round), detail::formatSpeedup(row.bestSpeedup),
-                      detail::formatSpeedup(row.bestSoFar), fmt::format("{} / {}", row.correct, row.attempts)});
-    table(out, {"round", "best speedup", "best so far", "correct / attempts"}, {true, true, true, true}, rows);
-  }
+  if (!model.rounds.empty()) table(out, detail::roundsTable(model));
   out += "</section>\n";
 }
 
@@ -229,16 +224,7 @@ void funnelSection(std::string &out, const ReportModel &model) {
   out += fmt::format("<p class=\"note\">{} attempts, {} duplicate(s) among them (same PTX or SASS as an earlier "
                      "candidate), counted under the stage of their copied result.</p>\n",
                      total.total, total.duplicates);
-  std::vector<std::string> header{"round"};
-  for (size_t i = 0; i < kFunnelStageCount; ++i) header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
-  header.emplace_back("duplicates");
-  header.emplace_back("total");
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::RoundRow &row : model.rounds) rows.push_back(detail::funnelCells(std::to_string(row.round), row.funnel));
-  rows.push_back(detail::funnelCells("total", total));
-  std::vector<bool> numeric(header.size(), true);
-  numeric[0] = false;
-  table(out, header, numeric, rows, "funnel");
+  table(out, detail::funnelTable(model), "funnel");
   out += "</section>\n";
 }
 
@@ -248,12 +234,7 @@ void diagnosticsSection(std::string &out, const ReportModel &model) {
     out += "<p class=\"note\">No diagnostics from failed candidates.</p>\n</section>\n";
     return;
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::DiagnosticRow &row : model.diagnostics)
-    rows.push_back({row.code, row.severity, std::to_string(row.candidates), std::to_string(row.occurrences),
-                    row.example});
-  table(out, {"code", "severity", "failed candidates", "occurrences", "example"}, {false, false, true, true, false},
-        rows);
+  table(out, detail::diagnosticsTable(model));
   out += "</section>\n";
 }
 
@@ -263,32 +244,18 @@ void attemptsSection(std::string &out, const ReportModel &model) {
     out += "<p class=\"note\">No candidates.</p>\n</section>\n";
     return;
   }
-  bool timed = model.untimedNote.empty(); // without timings the speedup column is n/a throughout: left out
-  out += "<div class=\"table-wrap\"><table class=\"attempts\">\n<thead><tr><th class=\"num\">round</th>"
-         "<th class=\"num\">slot</th><th>kind</th><th>tendency</th><th class=\"num\">temperature</th><th>candidate</th>"
-         "<th>verdict</th>";
-  out += timed ? "<th class=\"num\">speedup</th>" : "";
-  out += "<th class=\"num\">registers</th><th>summary</th></tr></thead>\n<tbody>\n";
-  for (const detail::AttemptLine &a : model.attempts) {
-    out += "<tr>" + htmlElement("td", a.round, "num") + htmlElement("td", a.slot, "num") + htmlElement("td", a.kind) +
-           htmlElement("td", a.tendency) + htmlElement("td", a.temperature, "num") + htmlElement("td", a.candidate) +
-           htmlElement("td", a.verdict, "v-" + a.stage) + (timed ? htmlElement("td", a.speedup, "num") : "") +
-           htmlElement("td", a.registers, "num") + htmlElement("td", a.summary) + "</tr>\n";
-  }
-  out += "</tbody>\n</table></div>\n</section>\n";
+  constexpr size_t kVerdictColumn = 6; // coloured by the stage the attempt stopped at
+  table(out, detail::attemptsTable(model), "attempts", [&model](size_t row, size_t column) {
+    return column == kVerdictColumn ? "v-" + model.attempts[row].stage : std::string();
+  });
+  out += "</section>\n";
 }
 
 /// Only for runs with --guided-stream.
 void streamCutsSection(std::string &out, const ReportModel &model) {
   if (model.streamNote.empty()) return;
   out += "<section>\n<h2>Streaming cuts</h2>\n" + htmlElement("p", model.streamNote + ".", "note") + "\n";
-  if (!model.streamCuts.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    for (const detail::StreamCutLine &c : model.streamCuts)
-      rows.push_back({c.round, c.slot, c.kind, c.request, c.line, c.code, c.statement, c.message, c.tokens});
-    table(out, {"round", "slot", "kind", "request", "line", "code", "statement", "message", "tokens before the cut"},
-          {true, true, false, true, true, false, false, false, true}, rows);
-  }
+  if (!model.streamCuts.empty()) table(out, detail::streamCutsTable(model));
   out += "</section>\n";
 }
 
@@ -303,9 +270,7 @@ void bestSection(std::string &out, const ReportModel &model) {
   fieldTable(out, best.facts);
 
   out += "<h3>Resources and SASS</h3>\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::ComparisonRow &row : best.resources) rows.push_back({row.label, row.candidate, row.reference});
-  table(out, {"", "candidate", "nvcc"}, {false, true, true}, rows);
+  table(out, detail::resourcesTable(best));
 
   if (!model.untimedNote.empty()) {
     // No timings section: the note under the run table says why.
@@ -313,14 +278,7 @@ void bestSection(std::string &out, const ReportModel &model) {
     out += "<h3>Timings</h3>\n<p class=\"note\">No timings.</p>\n";
   } else {
     out += "<h3>Timings</h3>\n";
-    rows.clear();
-    for (const detail::TimingRow &t : best.timings)
-      rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
-                      t.speedupBand, t.gflops, t.gbps});
-    table(out,
-          {"shape", "candidate median (ms)", "candidate p10–p90", "nvcc median (ms)", "nvcc p10–p90", "speedup",
-           "speedup band", "GFLOP/s", "GB/s"},
-          {false, true, true, true, true, true, true, true, true}, rows);
+    table(out, detail::timingsTable(best));
   }
 
   out += "<h3>PTX</h3>\n";

@@ -6,8 +6,6 @@
 #include "report/Report.h"
 #include "report/ReportModel.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <exception>
 
@@ -27,41 +25,26 @@ std::string fenceFor(std::string_view code) {
   return std::string(std::max<size_t>(3, longest + 1), '`');
 }
 
-enum class Align { Left, Right };
-
-void table(std::string &out, const std::vector<std::string> &header, const std::vector<Align> &align,
-           const std::vector<std::vector<std::string>> &rows) {
-  std::vector<bool> right;
-  for (Align a : align) right.push_back(a == Align::Right);
-  out += markdownTable(header, right, rows);
-}
+void table(std::string &out, const detail::TableData &data) { out += markdownTable(data.header, data.numeric, data.rows); }
 
 void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
   std::vector<std::vector<std::string>> rows;
   for (const detail::Field &field : fields) rows.push_back({field.label, field.value});
-  table(out, {"field", "value"}, {}, rows);
+  out += markdownTable({"field", "value"}, {}, rows);
 }
 
 void roundsSection(std::string &out, const ReportModel &model) {
   if (!model.untimedNote.empty()) {
     // Nothing was timed (the note under the run table says why): only the counts per round.
     out += "## Correct per round\n\n";
-    std::vector<std::vector<std::string>> rows;
-    for (const detail::RoundRow &row : model.rounds)
-      rows.push_back({std::to_string(row.round), fmt::format("{} / {}", row.correct, row.attempts)});
-    table(out, {"round", "correct / attempts"}, {Align::Right, Align::Right}, rows);
+    table(out, detail::roundsTable(model));
     return;
   }
   out += "## Best speedup per round\n\n";
   if (!model.chartNote.empty()) out += "*" + markdownText(model.chartNote) + "*\n\n";
   if (model.rounds.empty()) return;
   out += markdownText(detail::kSpeedupDefinition) + "\n\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::RoundRow &row : model.rounds)
-    rows.push_back({std::to_string(row.round), detail::formatSpeedup(row.bestSpeedup),
-                    detail::formatSpeedup(row.bestSoFar), fmt::format("{} / {}", row.correct, row.attempts)});
-  table(out, {"round", "best speedup", "best so far", "correct / attempts"},
-        {Align::Right, Align::Right, Align::Right, Align::Right}, rows);
+  table(out, detail::roundsTable(model));
 }
 
 void funnelSection(std::string &out, const ReportModel &model) {
@@ -72,66 +55,24 @@ void funnelSection(std::string &out, const ReportModel &model) {
   }
   out += "Where each attempt stopped. Duplicates (same PTX or SASS as an earlier candidate) are also counted "
          "under the stage of their copied result. " + markdownText(detail::kFunnelDefinition) + "\n\n";
-  std::vector<std::string> header{"round"};
-  for (size_t i = 0; i < kFunnelStageCount; ++i) header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
-  header.emplace_back("duplicates");
-  header.emplace_back("total");
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::RoundRow &row : model.rounds) rows.push_back(detail::funnelCells(std::to_string(row.round), row.funnel));
-  rows.push_back(detail::funnelCells("total", model.funnelTotal));
-  table(out, header, std::vector<Align>(header.size(), Align::Right), rows);
+  table(out, detail::funnelTable(model));
 }
 
-void diagnosticsSection(std::string &out, const ReportModel &model) {
-  out += "## Top diagnostic codes\n\n";
-  if (model.diagnostics.empty()) {
-    out += "No diagnostics from failed candidates.\n\n";
-    return;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::DiagnosticRow &row : model.diagnostics)
-    rows.push_back({row.code, row.severity, std::to_string(row.candidates), std::to_string(row.occurrences),
-                    row.example});
-  table(out, {"code", "severity", "failed candidates", "occurrences", "example"},
-        {Align::Left, Align::Left, Align::Right, Align::Right, Align::Left}, rows);
-}
-
-void attemptsSection(std::string &out, const ReportModel &model) {
-  out += "## Attempts\n\n";
-  if (model.attempts.empty()) {
-    out += "No candidates.\n\n";
-    return;
-  }
-  std::vector<std::vector<std::string>> rows;
-  bool timed = model.untimedNote.empty(); // without timings the speedup column is n/a throughout: left out
-  for (const detail::AttemptLine &a : model.attempts) {
-    rows.push_back({a.round, a.slot, a.kind, a.tendency, a.temperature, a.candidate, a.verdict, a.speedup,
-                    a.registers, a.summary});
-    if (!timed) rows.back().erase(rows.back().begin() + 7);
-  }
-  std::vector<std::string> header{"round", "slot", "kind", "tendency", "temperature", "candidate", "verdict", "speedup",
-                                  "registers", "summary"};
-  std::vector<Align> align{Align::Right, Align::Right, Align::Left, Align::Left, Align::Right, Align::Left,
-                           Align::Left, Align::Right, Align::Right, Align::Left};
-  if (!timed) {
-    header.erase(header.begin() + 7);
-    align.erase(align.begin() + 7);
-  }
-  table(out, header, align, rows);
+/// `title`'s section: `empty` when there is nothing to list, else the table.
+void tableSection(std::string &out, std::string_view title, bool none, std::string_view empty,
+                  const detail::TableData &data) {
+  out += "## " + std::string(title) + "\n\n";
+  if (none)
+    out += std::string(empty) + "\n\n";
+  else
+    table(out, data);
 }
 
 /// Only for runs with --guided-stream.
 void streamCutsSection(std::string &out, const ReportModel &model) {
   if (model.streamNote.empty()) return;
   out += "## Streaming cuts\n\n" + markdownText(model.streamNote) + ".\n\n";
-  if (model.streamCuts.empty()) return;
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::StreamCutLine &c : model.streamCuts)
-    rows.push_back({c.round, c.slot, c.kind, c.request, c.line, c.code, c.statement, c.message, c.tokens});
-  table(out, {"round", "slot", "kind", "request", "line", "code", "statement", "message", "tokens before the cut"},
-        {Align::Right, Align::Right, Align::Left, Align::Right, Align::Right, Align::Left, Align::Left, Align::Left,
-         Align::Right},
-        rows);
+  if (!model.streamCuts.empty()) table(out, detail::streamCutsTable(model));
 }
 
 void bestSection(std::string &out, const ReportModel &model) {
@@ -142,30 +83,16 @@ void bestSection(std::string &out, const ReportModel &model) {
   const detail::BestKernel &best = *model.best;
   out += "## Best kernel: " + markdownText(best.title) + "\n\n";
   fieldTable(out, best.facts);
-
   out += "### Resources and SASS\n\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const detail::ComparisonRow &row : best.resources) rows.push_back({row.label, row.candidate, row.reference});
-  table(out, {"", "candidate", "nvcc"}, {Align::Left, Align::Right, Align::Right}, rows);
-
+  table(out, detail::resourcesTable(best));
   if (!model.untimedNote.empty()) {
     // No timings section: the note under the run table says why.
   } else if (best.timings.empty()) {
     out += "### Timings\n\nNo timings.\n\n";
   } else {
     out += "### Timings\n\n";
-    rows.clear();
-    for (const detail::TimingRow &t : best.timings)
-      rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
-                      t.speedupBand, t.gflops, t.gbps});
-    table(out,
-          {"shape", "candidate median (ms)", "candidate p10–p90", "nvcc median (ms)", "nvcc p10–p90", "speedup",
-           "speedup band", "GFLOP/s", "GB/s"},
-          {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
-           Align::Right, Align::Right},
-          rows);
+    table(out, detail::timingsTable(best));
   }
-
   out += "### PTX\n\n";
   if (best.ptx.empty()) {
     out += "No PTX.\n";
@@ -188,8 +115,9 @@ std::string markdownReport(const store::RunData &data) {
     if (!model.untimedNote.empty()) out += markdownText(model.untimedNote) + "\n\n";
     roundsSection(out, model);
     funnelSection(out, model);
-    diagnosticsSection(out, model);
-    attemptsSection(out, model);
+    tableSection(out, "Top diagnostic codes", model.diagnostics.empty(), "No diagnostics from failed candidates.",
+                 detail::diagnosticsTable(model));
+    tableSection(out, "Attempts", model.attempts.empty(), "No candidates.", detail::attemptsTable(model));
     streamCutsSection(out, model);
     bestSection(out, model);
     return out;

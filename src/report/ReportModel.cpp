@@ -495,12 +495,90 @@ void addBest(ReportModel &model, const store::RunData &data, const std::vector<A
 
 } // namespace
 
-std::vector<std::string> funnelCells(std::string label, const FunnelCounts &counts) {
-  std::vector<std::string> cells{std::move(label)};
-  for (int count : counts.stages) cells.push_back(std::to_string(count));
-  cells.push_back(std::to_string(counts.duplicates));
-  cells.push_back(std::to_string(counts.total));
-  return cells;
+TableData roundsTable(const ReportModel &model) {
+  TableData table;
+  const bool timed = model.untimedNote.empty();
+  table.header = timed ? std::vector<std::string>{"round", "best speedup", "best so far", "correct / attempts"}
+                       : std::vector<std::string>{"round", "correct / attempts"};
+  table.numeric.assign(table.header.size(), true);
+  for (const RoundRow &row : model.rounds) {
+    std::string counts = fmt::format("{} / {}", row.correct, row.attempts);
+    table.rows.push_back(timed ? std::vector<std::string>{std::to_string(row.round), formatSpeedup(row.bestSpeedup),
+                                                          formatSpeedup(row.bestSoFar), counts}
+                               : std::vector<std::string>{std::to_string(row.round), counts});
+  }
+  return table;
+}
+
+TableData funnelTable(const ReportModel &model) {
+  TableData table;
+  table.header = {"round"};
+  for (size_t i = 0; i < kFunnelStageCount; ++i) table.header.emplace_back(funnelStageName(static_cast<FunnelStage>(i)));
+  table.header.emplace_back("duplicates");
+  table.header.emplace_back("total");
+  table.numeric.assign(table.header.size(), true);
+  table.numeric[0] = false; // holds "total" too
+  auto cells = [](std::string label, const FunnelCounts &counts) {
+    std::vector<std::string> row{std::move(label)};
+    for (int count : counts.stages) row.push_back(std::to_string(count));
+    row.push_back(std::to_string(counts.duplicates));
+    row.push_back(std::to_string(counts.total));
+    return row;
+  };
+  for (const RoundRow &row : model.rounds) table.rows.push_back(cells(std::to_string(row.round), row.funnel));
+  table.rows.push_back(cells("total", model.funnelTotal));
+  return table;
+}
+
+TableData diagnosticsTable(const ReportModel &model) {
+  TableData table{{"code", "severity", "failed candidates", "occurrences", "example"}, {false, false, true, true, false}, {}};
+  for (const DiagnosticRow &row : model.diagnostics)
+    table.rows.push_back({row.code, row.severity, std::to_string(row.candidates), std::to_string(row.occurrences),
+                          row.example});
+  return table;
+}
+
+TableData attemptsTable(const ReportModel &model) {
+  TableData table{{"round", "slot", "kind", "tendency", "temperature", "candidate", "verdict", "speedup", "registers",
+                   "summary"},
+                  {true, true, false, false, true, false, false, true, true, false},
+                  {}};
+  for (const AttemptLine &a : model.attempts)
+    table.rows.push_back({a.round, a.slot, a.kind, a.tendency, a.temperature, a.candidate, a.verdict, a.speedup,
+                          a.registers, a.summary});
+  if (!model.untimedNote.empty()) { // without timings the speedup column is n/a throughout: left out
+    constexpr size_t kSpeedupColumn = 7;
+    table.header.erase(table.header.begin() + kSpeedupColumn);
+    table.numeric.erase(table.numeric.begin() + kSpeedupColumn);
+    for (auto &row : table.rows) row.erase(row.begin() + kSpeedupColumn);
+  }
+  return table;
+}
+
+TableData streamCutsTable(const ReportModel &model) {
+  TableData table{{"round", "slot", "kind", "request", "line", "code", "statement", "message", "tokens before the cut"},
+                  {true, true, false, true, true, false, false, false, true},
+                  {}};
+  for (const StreamCutLine &c : model.streamCuts)
+    table.rows.push_back({c.round, c.slot, c.kind, c.request, c.line, c.code, c.statement, c.message, c.tokens});
+  return table;
+}
+
+TableData resourcesTable(const BestKernel &best) {
+  TableData table{{"", "candidate", "nvcc"}, {false, true, true}, {}};
+  for (const ComparisonRow &row : best.resources) table.rows.push_back({row.label, row.candidate, row.reference});
+  return table;
+}
+
+TableData timingsTable(const BestKernel &best) {
+  TableData table{{"shape", "candidate median (ms)", "candidate p10–p90", "nvcc median (ms)", "nvcc p10–p90", "speedup",
+                   "speedup band", "GFLOP/s", "GB/s"},
+                  {false, true, true, true, true, true, true, true, true},
+                  {}};
+  for (const TimingRow &t : best.timings)
+    table.rows.push_back({t.shape, t.candidateMedian, t.candidateBand, t.baselineMedian, t.baselineBand, t.speedup,
+                          t.speedupBand, t.gflops, t.gbps});
+  return table;
 }
 
 std::string formatSpeedup(std::optional<double> speedup) {

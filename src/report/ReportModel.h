@@ -1,6 +1,7 @@
 // ReportModel: what a report shows, taken out of a RunData once and formatted
 // as plain text (numbers as "1.23x", "0.01234 ms", missing values as "n/a"),
-// so that the Markdown and HTML writers only lay it out and escape it.
+// so that the Markdown and HTML writers only lay it out and escape it; the
+// tables both show are built here once (TableData).
 // Internal to the report library.
 #pragma once
 
@@ -112,9 +113,26 @@ inline constexpr std::string_view kFunnelDefinition =
 /// Builds the model; never throws on odd or missing JSON.
 ReportModel buildModel(const store::RunData &data);
 
-/// One row of the funnel table: the label, each stage's count in FunnelStage
-/// order, the duplicates and the total.
-std::vector<std::string> funnelCells(std::string label, const FunnelCounts &counts);
+/// A table as both writers show it: plain-text cells, `numeric[i]`
+/// right-aligns column i.
+struct TableData {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// Per round: best speedup, best so far and correct / attempts; only the
+/// counts when nothing was timed (`untimedNote` set).
+TableData roundsTable(const ReportModel &model);
+/// Per round and in total: each stage's count, the duplicates, the total.
+TableData funnelTable(const ReportModel &model);
+TableData diagnosticsTable(const ReportModel &model);
+/// The attempts; without the speedup column when nothing was timed.
+TableData attemptsTable(const ReportModel &model);
+TableData streamCutsTable(const ReportModel &model);
+/// The best kernel's resources next to nvcc's, and its timings per shape.
+TableData resourcesTable(const BestKernel &best);
+TableData timingsTable(const BestKernel &best);
 
 /// "1.23x"; "n/a" when absent or not finite.
 std::string formatSpeedup(std::optional<double> speedup);
