@@ -16,7 +16,8 @@
 #include <CLI/CLI.hpp>
 
 int main(int argc, char **argv) {
-  CLI::App app{"ptxforge: lint, compile and verify PTX written by language models"};
+  // Named, so that help says "ptxforge", not the path it was started by.
+  CLI::App app{"ptxforge: lint, compile and verify PTX written by language models", "ptxforge"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(ptxforge::cli::versionString()));
 
