@@ -147,7 +147,7 @@ private:
     forEachLane(cur_, [&](unsigned l) { w_.pc[l] = pc; });
   }
   /// Lanes of `active` that never wrote `slot` go to the cold path (a
-  /// finding, and the value reads as zero); the common case is one test.
+  /// finding, and the value reads as garbage); the common case is one test.
   /// `column` and `use` say where and how the value is used, for the report.
   void checkSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column, const char *use) {
     if (active & ~w_.written[slot]) [[unlikely]]
@@ -156,7 +156,7 @@ private:
   [[gnu::noinline]] void unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column,
                                        const char *use);
   /// A use that does not matter yet: the lanes of `active` that never wrote
-  /// `slot` read zero and are returned, for the destinations to carry on.
+  /// `slot` read garbage and are returned, for the destinations to carry on.
   LaneMask passSlot(const Inst &in, uint32_t slot, LaneMask active) {
     LaneMask missing = active & ~w_.written[slot];
     if (missing) [[unlikely]]
@@ -164,6 +164,9 @@ private:
     return 0;
   }
   [[gnu::noinline]] LaneMask passUnwritten(const Inst &in, uint32_t slot, LaneMask missing);
+  /// Gives the `missing` lanes that never wrote `slot` (and hold no value
+  /// computed from such a register) the garbage a GPU's register would hold.
+  void fillUnwritten(uint32_t slot, LaneMask missing);
   /// What the instruction's use of each operand is, for the report.
   static const char *useOf(const Inst &in) {
     switch (in.op) {
@@ -268,11 +271,25 @@ bool WarpRunner::select() {
 
 LaneMask WarpRunner::passUnwritten(const Inst &in, uint32_t slot, LaneMask missing) {
   if (w_.cta->async && !w_.cta->async->wgmmaPending.empty() && wgmmaPendingRead(w_, in, slot, missing)) return 0;
-  // Never-written registers read as zero, whatever ran on this host thread
-  // before; they stay unwritten, so that a use that matters still reports.
-  uint64_t *row = w_.row(slot);
-  forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = 0; });
+  // They stay unwritten, so that a use that matters still reports.
+  fillUnwritten(slot, missing);
   return missing;
+}
+
+void WarpRunner::fillUnwritten(uint32_t slot, LaneMask missing) {
+  // A GPU register that no instruction wrote holds what the last warp on
+  // those registers left there. Reading it as zero made a kernel that never
+  // initializes its accumulator correct here and wrong on a GPU; the garbage
+  // is fixed per launch, CTA, warp, register and lane (every read of it gives
+  // the same value) and differs between launches. One exponent bit of each
+  // reading is clear (bf16 halves: 7, 23; f16 halves: 10, 26; f32: 23; f64:
+  // 52), so that the garbage is finite, of any magnitude: a kernel that
+  // computes with it and throws the result away (x - x, x * 0) stays correct.
+  constexpr uint64_t kFinite =
+      ~((uint64_t{1} << 7) | (uint64_t{1} << 10) | (uint64_t{1} << 23) | (uint64_t{1} << 26) | (uint64_t{1} << 52));
+  const uint64_t base = w_.launch->salt ^ mixBits((w_.cta->linear << 24) ^ (uint64_t(w_.index) << 16) ^ slot);
+  uint64_t *row = w_.row(slot);
+  forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = mixBits(base + l) & kFinite; });
 }
 
 void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column, const char *use) {
@@ -287,8 +304,8 @@ void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, u
       finding.column = column;
       size_t pc = static_cast<size_t>(&in - p_.code.data());
       finding.message = fmt::format("initcheck: {} has no value here: no instruction wrote it (or it was computed "
-                                    "from such a register) before it reaches {} at line {} (`{}`); it reads as 0 "
-                                    "here, and holds garbage on a GPU",
+                                    "from such a register) before it reaches {} at line {} (`{}`); it holds "
+                                    "garbage, here as on a GPU",
                                     name.empty() ? std::string("a register") : name, use, in.line,
                                     pc < p_.text.size() ? p_.text[pc] : std::string());
       forEachLane(missing, [&](unsigned l) {
@@ -297,9 +314,7 @@ void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, u
       finding.threads = static_cast<uint64_t>(std::popcount(missing));
       w_.launch->report(std::move(finding));
     }
-    // Never-written registers read as zero, whatever ran on this host thread before.
-    uint64_t *row = w_.row(slot);
-    forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = 0; });
+    fillUnwritten(slot, missing);
     w_.written[slot] |= missing;
     w_.derived[slot] &= ~missing;
 }
