@@ -42,4 +42,13 @@ static char targetSuffix(const std::string &target) {
 bool targetIsArchSpecific(const std::string &target) { return targetSuffix(target) == 'a'; }
 bool targetIsFamilySpecific(const std::string &target) { return targetSuffix(target) == 'f'; }
 
+std::string compileArchFor(const Module &module, const std::string &arch) {
+  if (targetSuffix(arch) != 0) return arch; // asked for sm_90a or sm_100f: as asked
+  for (const std::string &target : module.targets)
+    if (target.rfind("sm_", 0) == 0 && (targetIsArchSpecific(target) || targetIsFamilySpecific(target)) &&
+        targetSmNumber(target) == targetSmNumber(arch))
+      return target;
+  return arch;
+}
+
 } // namespace ptxforge::ptx

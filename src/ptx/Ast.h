@@ -252,5 +252,10 @@ uint32_t targetSmNumber(const std::string &target);
 bool targetIsArchSpecific(const std::string &target);
 /// True for family targets with an `f` suffix ("sm_100f").
 bool targetIsFamilySpecific(const std::string &target);
+/// The architecture to compile `module` for on a device (or at a request) of
+/// `arch`: the module's own arch-specific or family target ("sm_90a",
+/// "sm_100f") when it names the same SM as `arch` ("sm_90") — such PTX
+/// compiles only for that target, and runs on that device — else `arch`.
+std::string compileArchFor(const Module &module, const std::string &arch);
 
 } // namespace ptxforge::ptx

@@ -2,6 +2,7 @@
 #include "serve/Api.h"
 
 #include "ptx/Lint.h"
+#include "ptx/Parser.h"
 #include "tasks/Expression.h"
 #include "toolchain/Compiler.h"
 #include "toolchain/Json.h"
@@ -152,7 +153,8 @@ Reply compileJson(const nlohmann::json &body) {
   if (!arch) return errorReply(arch.error());
   if (Result<void> keys = onlyKeys(body, {"ptx", "arch"}); !keys) return errorReply(keys.error());
   toolchain::CompileOptions options;
-  if (!arch->empty()) options.arch = *arch;
+  // As `ptxforge compile`: `.target sm_90a` PTX is compiled for sm_90a when sm_90 is asked for.
+  options.arch = ptx::compileArchFor(ptx::parse(*ptx).module, arch->empty() ? options.arch : *arch);
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(*ptx, options);
   if (!compiled) return errorReply(compiled.error());
   return {200, toolchain::toJson(*compiled)};

@@ -8,6 +8,7 @@
 #include "support/Sha256.h"
 #include "prompt/Extract.h"
 #include "prompt/SassFeedback.h"
+#include "ptx/Ast.h"
 #include "solve/RunLease.h"
 #include "tasks/Inputs.h"
 #include "tasks/Reference.h"
@@ -724,7 +725,7 @@ private:
     if (nvdisasm_) {
       // Compiled once: the cubin serves the SASS dedupe and then the gate.
       toolchain::CompileOptions compileOptions;
-      compileOptions.arch = options_.arch;
+      compileOptions.arch = ptx::compileArchFor(gateCandidate.parsed.module, options_.arch); // as check() does
       compileOptions.entryName = ctx_.task.kernel;
       compileOptions.backend = toolchain::gateCompilerBackend();
       if (Result<toolchain::CompileResult> compiled = toolchain::compilePtx(candidate.ptx, compileOptions)) {

@@ -1693,7 +1693,11 @@ Result<CheckResult> check(const tasks::TaskSpec &task, const Candidate &candidat
   result.task = task.name;
   result.seed = options.seed ? *options.seed : freshSeed();
   const CheckSecrets secrets(result.seed);
-  result.arch = !options.arch.empty() ? options.arch : executor ? executor->properties().arch() : "sm_90";
+  // The device's architecture unless asked for another; `.target sm_90a` PTX
+  // on an sm_90 device is compiled (and its reference built) for sm_90a.
+  result.arch = ptx::compileArchFor(candidate.parsed.module, !options.arch.empty() ? options.arch
+                                                             : executor                ? executor->properties().arch()
+                                                                                       : "sm_90");
   result.device = executor ? executor->properties().name : "";
   result.shapeIndices = options.shapeIndices;
   result.moduleVariables = candidate.moduleVariables;

@@ -40,6 +40,19 @@ TEST(Parser, ModuleDirectives) {
   EXPECT_EQ(result.module.addressSize, 64u);
 }
 
+TEST(Parser, ArchSpecificPtxIsCompiledForItsOwnTargetOnThatSm) {
+  auto archFor = [](const char *target, const char *arch) {
+    return compileArchFor(parse(std::string(".version 8.5\n.target ") + target + "\n.address_size 64\n").module, arch);
+  };
+  EXPECT_EQ(archFor("sm_90a", "sm_90"), "sm_90a");   // wgmma PTX on an H100 or H200
+  EXPECT_EQ(archFor("sm_100f", "sm_100"), "sm_100f");
+  EXPECT_EQ(archFor("sm_90", "sm_90"), "sm_90");
+  EXPECT_EQ(archFor("sm_80", "sm_90"), "sm_90");     // older PTX runs on the newer device
+  EXPECT_EQ(archFor("sm_100a", "sm_90"), "sm_90");   // another SM: ptxas says why
+  EXPECT_EQ(archFor("sm_90", "sm_90a"), "sm_90a");   // asked for explicitly
+  EXPECT_EQ(archFor("sm_90a, texmode_independent", "sm_90"), "sm_90a");
+}
+
 TEST(Parser, EntryWithParametersAndTuning) {
   ParseResult result = parse(std::string(kHeader) +
                              ".visible .entry gemm(\n"

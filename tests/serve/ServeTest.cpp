@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <thread>
 
 namespace ptxforge::serve {
@@ -95,6 +97,17 @@ AnswerCheck resultWith(verify::Verdict verdict, bool compiled, std::optional<dou
     check.result.benchmarks.push_back(bench);
   }
   return check;
+}
+
+TEST(CompileRouteTest, ArchSpecificPtxIsCompiledForItsTarget) {
+  // POST /v1/compile with no arch: the wgmma kernel's `.target sm_90a` is what it is compiled for.
+  std::ifstream file(std::string(PTXFORGE_SOURCE_DIR) + "/tests/hopper/bf16_gemm_wgmma.ptx");
+  std::stringstream text;
+  text << file.rdbuf();
+  Reply reply = compileJson({{"ptx", text.str()}});
+  ASSERT_EQ(reply.status, 200) << reply.body.dump();
+  EXPECT_EQ(reply.body.at("ok"), true) << reply.body.dump();
+  EXPECT_EQ(reply.body.at("arch"), "sm_90a");
 }
 
 TEST(RewardTest, EachStageEarnsItsWeightAndSpeedNeedsTheNoiseBandAboveOne) {

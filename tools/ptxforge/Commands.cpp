@@ -382,14 +382,18 @@ nlohmann::json referenceJson(const ReferenceSide &side) {
   return out;
 }
 
-int runCompile(const FileCli &cli) {
-  Result<Input> input = readInput(cli.input);
-  if (!input) return fail(cli.format, input.error());
+int runCompile(const FileCli &asked) {
+  Result<Input> input = readInput(asked.input);
+  if (!input) return fail(asked.format, input.error());
+  const ptx::ParseResult parsed = ptx::parse(input->text);
+  // `.target sm_90a` PTX compiles for sm_90a only: --arch sm_90 (the default) means that.
+  FileCli cli = asked;
+  cli.arch = ptx::compileArchFor(parsed.module, asked.arch);
   std::vector<ptx::Diagnostic> diagnostics;
   if (!cli.noLint) {
     // The lint is the cheaper gate; `--no-lint` asks the compiler anyway,
     // which is how lint false positives are found.
-    diagnostics = withoutWarnings(ptx::lintSource(input->text), cli.noWarnings);
+    diagnostics = withoutWarnings(ptx::lintParsed(parsed), cli.noWarnings);
     if (ptx::hasErrors(diagnostics)) return reportLintStop(cli, *input, diagnostics);
   }
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(input->text, compileOptionsFrom(cli));
@@ -509,7 +513,9 @@ void registerCommands(CLI::App &app, int &exitCode) {
   CLI::App *compile = app.add_subcommand("compile", "Lint, then compile PTX to a cubin and report resources and SASS");
   addInput(compile, c);
   addFormatFlag(compile, c.format);
-  compile->add_option("--arch", c.arch, "Target GPU architecture, e.g. sm_80, sm_90, sm_90a")
+  compile->add_option("--arch", c.arch,
+                      "Target GPU architecture, e.g. sm_80, sm_90, sm_90a (PTX with .target sm_90a is compiled for "
+                      "sm_90a when sm_90 is asked for)")
       ->envname("PTXFORGE_ARCH")
       ->capture_default_str();
   compile->add_option("--opt", c.optLevel, "ptxas optimization level")->check(CLI::Range(0, 3))->capture_default_str();

@@ -21,7 +21,9 @@ void addGateFlags(CLI::App *command, GateFlags &flags, unsigned which) {
   // initialized from verify::CheckOptions{}. (No default_val(): it writes the
   // variable at registration time.)
   if (which & kArchFlag)
-    command->add_option("--arch", flags.arch, "Target architecture, e.g. sm_90 (default: the device's)")
+    command->add_option("--arch", flags.arch,
+                        "Target architecture, e.g. sm_90 (default: the device's; PTX with .target sm_90a is "
+                        "compiled for sm_90a on an sm_90 device)")
         ->envname("PTXFORGE_ARCH");
   if (which & kExecutorFlag)
     command->add_option("--executor", flags.executor,
