@@ -1317,6 +1317,10 @@ std::vector<ptx::Diagnostic> gateChecks(const tasks::TaskSpec &task, const ptx::
 
 namespace {
 
+/// How much more work than the largest small shape the emulator's wide drawn
+/// shape may take (see selectShapes).
+constexpr int64_t kEmulatedDrawWork = 2;
+
 /// Draws a shape from the ranges the shapes of `pool` span: each symbol
 /// uniformly in [min, max], kept a multiple of the greatest common divisor of
 /// its values there when that is above 1; a symbol that never varies stays.
@@ -1463,12 +1467,27 @@ public:
     // result, beyond any tolerance that allows for rounding (a sum of 50,000
     // terms of mean 1 may be off by 5 under rtol 1e-4, so at that size a lost
     // element can pass). The third is odd anywhere in the range.
+    //
+    // On the emulator, which checks the task's small shapes, the third is
+    // grown past them in every dimension, to about kEmulatedDrawWork times
+    // the work of the largest: the small shapes may fit one tile of a blocked
+    // kernel in some dimension (hgemm's M <= 128), so the code of a second
+    // block row or of the later iterations of a K loop ran only on a GPU (11
+    // of 20 mutants of hgemm's reference passed the emulator on the small
+    // shapes; 6 of them fail on shapes of this size).
+    int64_t wideBudget = 0;
+    if (emulated() && indices.size() < task_.shapes.size()) {
+      for (size_t index : indices) wideBudget = std::max(wideBudget, workOf(task_.shapes[index]));
+      wideBudget *= kEmulatedDrawWork;
+    }
     uint64_t state = secrets_.seed ^ drawSalt;
     for (int k = 0; k < drawn && !pool.empty(); ++k) {
+      const bool wide = k == 2 && wideBudget > 0;
       // A draw that lands on a shape already checked is drawn again (a few
       // times: a task whose range holds few shapes may have no other).
       for (int attempt = 0; attempt < 4; ++attempt) {
-        tasks::Shape shape = drawShape(task_, pool, state, /*odd=*/k % 2 == 0, k == 0 ? 1024 : INT64_MAX);
+        tasks::Shape shape = wide ? grownShape(pool, wideBudget, state)
+                                  : drawShape(task_, pool, state, /*odd=*/k % 2 == 0, k == 0 ? 1024 : INT64_MAX);
         bool known = std::any_of(entries_.begin(), entries_.end(), [&](const ShapeEntry &e) { return e.shape == shape; });
         if (known) continue;
         entries_.push_back({task_.shapes.size() + static_cast<size_t>(k), shape, true});
@@ -1534,6 +1553,49 @@ public:
       if (param.isPointer)
         if (Result<int64_t> count = tasks::evaluate(param.count, shape)) elements += *count;
     return elements;
+  }
+
+  /// A launch's work for sizing drawn shapes: the task's flops when it
+  /// states them and they are more than its buffers' elements, else those.
+  int64_t workOf(const tasks::Shape &shape) const {
+    int64_t work = elementsOf(shape);
+    if (task_.cost.flops)
+      if (Result<int64_t> flops = tasks::evaluate(*task_.cost.flops, shape)) work = std::max(work, *flops);
+    return work;
+  }
+
+  /// A shape past the small ones in every dimension: each symbol at the
+  /// largest value `pool` has for it, all scaled up by one factor until the
+  /// work reaches `budget`, then each moved by up to 20% at random; a
+  /// multiple of what all the task's values of it are multiples of (odd when
+  /// that is 1), and at most the task's largest value.
+  tasks::Shape grownShape(const std::vector<size_t> &pool, int64_t budget, uint64_t &state) const {
+    std::map<std::string, int64_t> start, ceiling, divisor;
+    for (const tasks::Shape &taskShape : task_.shapes)
+      for (const auto &[symbol, value] : taskShape) {
+        divisor[symbol] = std::gcd(divisor[symbol], value);
+        ceiling[symbol] = std::max(ceiling[symbol], value);
+      }
+    for (size_t index : pool)
+      for (const auto &[symbol, value] : task_.shapes[index]) start[symbol] = std::max(start[symbol], value);
+    auto scaled = [&](double factor, bool jitter) {
+      tasks::Shape shape;
+      for (const auto &[symbol, value] : start) {
+        double wobble = jitter ? 0.8 + 0.4 * static_cast<double>(tasks::splitmix64(state) >> 11) * 0x1p-53 : 1.0;
+        const int64_t step = std::max<int64_t>(1, divisor[symbol]);
+        int64_t grown = static_cast<int64_t>(static_cast<double>(value) * factor * wobble) / step * step;
+        if (step == 1 && grown % 2 == 0) ++grown; // ragged for every power-of-two tile
+        shape[symbol] = std::clamp(grown, step, std::max(step, ceiling[symbol] / step * step));
+      }
+      return shape;
+    };
+    double low = 1.0, high = 1024.0;
+    for (int i = 0; i < 40; ++i) {
+      const double mid = std::sqrt(low * high);
+      (workOf(scaled(mid, false)) <= budget ? low : high) = mid;
+    }
+    tasks::Shape shape = scaled(low, true);
+    return workOf(shape) <= budget * 2 ? shape : scaled(low, false);
   }
 
   /// The largest of the task's checked shapes (by its buffers).
