@@ -195,7 +195,13 @@ bool decodeMma(DecodeContext &ctx) {
   for (const std::string &m : in.modifiers)
     if (m == "row" || m == "col") layouts.push_back(m);
   if (layouts.size() == 2) desc.aRowMajor = layouts[0] == "row", desc.bRowMajor = layouts[1] == "row";
-  std::vector<DType> types = ctx.types();
+  // The types in order; an fp8 element (.e4m3, .e5m2) is named by its
+  // packed-pair type, which only cvt otherwise uses.
+  std::vector<DType> types;
+  for (const std::string &m : in.modifiers) {
+    DType t = m == "e4m3" ? DType::E4M3x2 : m == "e5m2" ? DType::E5M2x2 : parseDType(m);
+    if (t != DType::None) types.push_back(t);
+  }
   if (!shape) return ctx.invalid("needs a shape (.m16n8k16, ...)");
   if (types.size() == 4) desc.dType = types[0], desc.aType = types[1], desc.bType = types[2], desc.cType = types[3];
   else if (types.size() == 2) desc.dType = desc.cType = types[0], desc.aType = desc.bType = types[1];

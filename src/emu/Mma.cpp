@@ -35,6 +35,16 @@ float widenF16(uint16_t bits) {
 
 float widenBf16(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
+/// OCP e4m3: sign, 4-bit exponent (bias 7), 3-bit mantissa; S.1111.111 is
+/// NaN and there is no infinity.
+float widenE4M3(uint8_t bits) {
+  const float sign = bits & 0x80 ? -1.0f : 1.0f;
+  const int exponent = (bits >> 3) & 0xf, mantissa = bits & 7;
+  if (exponent == 0xf && mantissa == 7) return std::numeric_limits<float>::quiet_NaN();
+  if (exponent == 0) return sign * std::ldexp(float(mantissa), -9); // subnormal: mantissa/8 * 2^-6
+  return sign * std::ldexp(float(8 + mantissa), exponent - 10);     // (1 + mantissa/8) * 2^(exponent-7)
+}
+
 /// A .tf32 operand is a 32-bit register in f32 layout of which only the top 19
 /// bits (sign, 8-bit exponent, 10-bit mantissa) are tf32. The low 13 bits are
 /// ignored (truncated), not rounded: the ISA does not say, an H200 does this.
@@ -164,8 +174,8 @@ const char *typeName(DType type) {
   case DType::U32: return "u32";
   case DType::S16: return "s16";
   case DType::U16: return "u16";
-  case DType::E4M3x2: return "e4m3x2";
-  case DType::E5M2x2: return "e5m2x2";
+  case DType::E4M3x2: return "e4m3"; // an mma element: see decodeMma
+  case DType::E5M2x2: return "e5m2";
   default: return "?";
   }
 }
@@ -180,6 +190,7 @@ std::optional<Variant> selectVariant(const MmaDesc &desc, std::string &whyNot) {
   };
   auto is = [&](unsigned m, unsigned n, unsigned k) { return desc.m == m && desc.n == n && desc.k == k; };
   const bool isInt8 = (a == DType::S8 || a == DType::U8) && (b == DType::S8 || b == DType::U8);
+  auto isFp8 = [](DType t) { return t == DType::E4M3x2 || t == DType::E5M2x2; };
 
   if (a == DType::F16 && b == DType::F16 && is(8, 8, 4))
     return fail(shape + " with .f16 inputs (four quad-pair products per warp) is not emulated");
@@ -198,6 +209,14 @@ std::optional<Variant> selectVariant(const MmaDesc &desc, std::string &whyNot) {
     return fail(shape + " with ." + typeName(a) + "/." + typeName(b) + " inputs is not emulated");
   }
 
+  if (isFp8(a) || isFp8(b)) {
+    // sm_89+: .e4m3/.e5m2 in either operand, f32 accumulators; the fragments
+    // are laid out as the .s8/.u8 ones of the same shape.
+    if (!isFp8(a) || !isFp8(b) || !is(16, 8, 32))
+      return fail(shape + " with ." + typeName(a) + "/." + typeName(b) + " inputs is not emulated");
+    if (c != DType::F32 || d != DType::F32) return fail(shape + " with fp8 inputs is only emulated with .f32 C and D");
+    return Variant{16, 8, 32, {16, 8, aM16K32B8}, {8, 8, bK32B8}, {4, 32, cM16N8}, Arithmetic::F32Accumulate};
+  }
   if (a != b)
     return fail(shape + " with ." + typeName(a) + " A and ." + typeName(b) +
                 " B is not emulated (the types must match)");
@@ -239,6 +258,8 @@ double readElement(const Fragment &fragment, unsigned bits, unsigned i, DType ty
   switch (bits) {
   case 8: {
     uint8_t byte = uint8_t(fragment[i / 4] >> (8 * (i % 4)));
+    if (type == DType::E4M3x2) return widenE4M3(byte);
+    if (type == DType::E5M2x2) return widenF16(uint16_t(byte << 8)); // e5m2 is f16's upper byte
     return type == DType::S8 ? double(int8_t(byte)) : double(byte);
   }
   case 16: { // the lower 16 bits hold the lower-indexed element

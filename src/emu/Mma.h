@@ -1,5 +1,6 @@
 // Warp-wide matrix instructions as pure functions over the 32 lanes' registers:
-// mma.sync (the f16/bf16/tf32/f64/int8 shapes nvcc emits for tensor-core GEMMs)
+// mma.sync (the f16/bf16/tf32/f64/int8 shapes nvcc emits for tensor-core GEMMs,
+// and m16n8k32 with fp8 .e4m3/.e5m2 inputs)
 // and ldmatrix, with the fragment layouts the PTX ISA defines ("Matrix
 // fragments for mma.m16n8k16" and friends). The interpreter gathers the
 // registers (and, for ldmatrix, the rows each lane addresses) and scatters the
@@ -24,6 +25,7 @@ struct MmaDesc {
   unsigned m = 0, n = 0, k = 0;
   bool aRowMajor = true;  ///< .row for A (the only layout most shapes allow)
   bool bRowMajor = false; ///< .col for B
+  /// An fp8 input (.e4m3, .e5m2) is named by its packed-pair type, E4M3x2 or E5M2x2.
   DType dType = DType::F32, aType = DType::F16, bType = DType::F16, cType = DType::F32;
   bool satfinite = false; ///< integer shapes: clamp to the s32 range
 };

@@ -53,8 +53,28 @@ uint32_t tf32Bits(double value) {
   return bits;
 }
 
+/// OCP e4m3 bits of `value` (normals and zero only): 4-bit exponent, bias 7.
+uint8_t e4m3Bits(double value) {
+  if (value == 0) return std::signbit(value) ? 0x80 : 0;
+  uint8_t sign = value < 0 ? 0x80 : 0;
+  int exponent;
+  double fraction = std::frexp(std::fabs(value), &exponent);
+  double mantissa = (fraction * 2 - 1) * 8;
+  EXPECT_EQ(mantissa, std::floor(mantissa)) << value << " is not an e4m3";
+  EXPECT_TRUE(exponent - 1 >= -6 && exponent - 1 <= 8) << value << " is outside the e4m3 normal range";
+  return uint8_t(sign | ((exponent - 1 + 7) << 3) | int(mantissa));
+}
+/// e5m2 is the upper byte of the f16 of the same value.
+uint8_t e5m2Bits(double value) {
+  uint16_t half = f16Bits(value);
+  EXPECT_EQ(half & 0xff, 0) << value << " is not an e5m2";
+  return uint8_t(half >> 8);
+}
+
 uint64_t encode(DType type, double value) {
   switch (type) {
+  case DType::E4M3x2: return e4m3Bits(value); // an mma element (Mma.h)
+  case DType::E5M2x2: return e5m2Bits(value);
   case DType::F16: return f16Bits(value);
   case DType::BF16: return bf16Bits(value);
   case DType::TF32: return tf32Bits(value);
@@ -79,7 +99,7 @@ double decode(DType type, uint64_t bits) {
 
 unsigned bitsOf(DType type) {
   switch (type) {
-  case DType::S8: case DType::U8: return 8;
+  case DType::S8: case DType::U8: case DType::E4M3x2: case DType::E5M2x2: return 8;
   case DType::F16: case DType::BF16: return 16;
   case DType::F64: return 64;
   default: return 32;
@@ -455,6 +475,43 @@ TEST(Mma, Int8MatchesTheReferenceExactly) {
         expectExactIntMma(m16n8k16Byte(), a, b, seed);
         expectExactIntMma(m8n8k16Byte(), a, b, seed);
       }
+}
+
+TEST(Mma, Fp8InputsMatchTheReference) {
+  // m16n8k32 .e4m3/.e5m2 (sm_89+) in every pairing: the fragments are the
+  // 8-bit ones of m16n8k32; halves in [-4, 4] are exact in both formats, so
+  // every product and sum is exact in f32.
+  for (unsigned seed = 1; seed <= 2; ++seed)
+    for (DType a : {DType::E4M3x2, DType::E5M2x2})
+      for (DType b : {DType::E4M3x2, DType::E5M2x2}) {
+        SCOPED_TRACE(::testing::Message() << "seed " << seed);
+        std::mt19937 rng(seed);
+        const Shape shape = m16n8k32Byte();
+        Matrix ma = randomMatrix(shape.m, shape.k, rng, -8, 8, 0.5), mb = randomMatrix(shape.k, shape.n, rng, -8, 8, 0.5);
+        Matrix mc = randomMatrix(shape.m, shape.n, rng, -64, 64, 0.25);
+        expectSameMatrix(runMma(shape, describe(shape, DType::F32, a, b, DType::F32), ma, mb, mc),
+                         referenceMma(ma, mb, mc));
+      }
+  // Subnormal e4m3 (2^-9) and the largest finite one (448).
+  const Shape shape = m16n8k32Byte();
+  Matrix a(shape.m, shape.k), b(shape.k, shape.n), c(shape.m, shape.n);
+  a.at(0, 0) = 448, b.at(0, 0) = 0.5;
+  a.at(1, 3) = 1, b.at(3, 1) = std::ldexp(1.0, -9);
+  MmaDesc desc = describe(shape, DType::F32, DType::E4M3x2, DType::E4M3x2, DType::F32);
+  WarpFragments fa = distribute(shape.a, desc.aType, a), fb{}, fc = distribute(shape.c, DType::F32, c), fd{};
+  // 2^-9 is below e4m3's normals: its bits are 0x01, placed by hand.
+  Matrix bNormal = b;
+  bNormal.at(3, 1) = 0;
+  fb = distribute(shape.b, desc.bType, bNormal);
+  for (unsigned lane = 0; lane < 32; ++lane)
+    for (unsigned i = 0; i < shape.b.elements; ++i) {
+      RowCol at = shape.b.where(lane >> 2, lane % 4, i);
+      if (at.row == 3 && at.col == 1) putElement(fb[lane], 8, i, 0x01);
+    }
+  mmaSync(desc, fa, fb, fc, fd);
+  Matrix d = collect(shape.c, DType::F32, fd, shape.m, shape.n);
+  EXPECT_EQ(d.at(0, 0), 224.0);
+  EXPECT_EQ(d.at(1, 1), std::ldexp(1.0, -9));
 }
 
 /// Real-valued data (random f16/bf16 bit patterns over a wide exponent range):
