@@ -834,8 +834,8 @@ Result<void> ModuleDecoder::decodeInstruction(const ptx::Instruction &instructio
     inst.guardNegated = instruction.guardNegated;
     inst.guardColumn = static_cast<uint16_t>(std::min<uint32_t>(instruction.guardLoc.column, 0xffff));
   }
-  bool handled = decodeAsync(ctx) || decodeWgmma(ctx) || decodeControl(ctx) || decodeAlu(ctx) || decodeMemory(ctx) ||
-                 decodeWarp(ctx);
+  bool handled = decodeAsync(ctx) || decodeWgmma(ctx) || decodeWmma(ctx) || decodeControl(ctx) || decodeAlu(ctx) ||
+                 decodeMemory(ctx) || decodeWarp(ctx);
   if (!ctx.error.empty()) return ctx.errorIsUnsupported ? unsupportedAt(inst.line, ctx.error) : errorAt(inst.line, ctx.error);
   if (!handled)
     return unsupportedAt(inst.line, fmt::format("the emulator does not implement '{}'",

@@ -86,5 +86,6 @@ bool decodeMemory(DecodeContext &ctx);  ///< ExecMemory.cpp: ld/st/atom/red/cvta
 bool decodeWarp(DecodeContext &ctx);    ///< ExecWarp.cpp: shfl/vote/match/redux/bar.warp.sync/mma
 bool decodeAsync(DecodeContext &ctx);   ///< ExecAsync.cpp: mbarrier, cp.async.bulk, proxy fences, setmaxnreg
 bool decodeWgmma(DecodeContext &ctx);   ///< ExecWgmma.cpp: wgmma.fence/mma_async/commit_group/wait_group
+bool decodeWmma(DecodeContext &ctx);    ///< ExecWmma.cpp: wmma.load/mma/store
 
 } // namespace ptxforge::emu

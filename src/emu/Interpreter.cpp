@@ -133,6 +133,25 @@ void fillGarbage(uint8_t *out, size_t bytes, uint64_t seed) {
   }
 }
 
+} // namespace
+
+uint64_t neverWrittenValue(const Warp &w, uint32_t slot, unsigned lane) {
+  // A GPU register that no instruction wrote holds what the last warp on
+  // those registers left there. Reading it as zero made a kernel that never
+  // initializes its accumulator correct here and wrong on a GPU; the garbage
+  // is fixed per launch, CTA, warp, register and lane (every read of it gives
+  // the same value) and differs between launches. One exponent bit of each
+  // reading is clear (bf16 halves: 7, 23; f16 halves: 10, 26; f32: 23; f64:
+  // 52), so that the garbage is finite, of any magnitude: a kernel that
+  // computes with it and throws the result away (x - x, x * 0) stays correct.
+  constexpr uint64_t kFinite =
+      ~((uint64_t{1} << 7) | (uint64_t{1} << 10) | (uint64_t{1} << 23) | (uint64_t{1} << 26) | (uint64_t{1} << 52));
+  const uint64_t base = w.launch->salt ^ mixBits((w.cta->linear << 24) ^ (uint64_t(w.index) << 16) ^ slot);
+  return mixBits(base + lane) & kFinite;
+}
+
+namespace {
+
 class WarpRunner {
 public:
   explicit WarpRunner(Warp &warp) : w_(warp), p_(*warp.program), code_(p_.code.data()) {}
@@ -277,19 +296,8 @@ LaneMask WarpRunner::passUnwritten(const Inst &in, uint32_t slot, LaneMask missi
 }
 
 void WarpRunner::fillUnwritten(uint32_t slot, LaneMask missing) {
-  // A GPU register that no instruction wrote holds what the last warp on
-  // those registers left there. Reading it as zero made a kernel that never
-  // initializes its accumulator correct here and wrong on a GPU; the garbage
-  // is fixed per launch, CTA, warp, register and lane (every read of it gives
-  // the same value) and differs between launches. One exponent bit of each
-  // reading is clear (bf16 halves: 7, 23; f16 halves: 10, 26; f32: 23; f64:
-  // 52), so that the garbage is finite, of any magnitude: a kernel that
-  // computes with it and throws the result away (x - x, x * 0) stays correct.
-  constexpr uint64_t kFinite =
-      ~((uint64_t{1} << 7) | (uint64_t{1} << 10) | (uint64_t{1} << 23) | (uint64_t{1} << 26) | (uint64_t{1} << 52));
-  const uint64_t base = w_.launch->salt ^ mixBits((w_.cta->linear << 24) ^ (uint64_t(w_.index) << 16) ^ slot);
   uint64_t *row = w_.row(slot);
-  forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = mixBits(base + l) & kFinite; });
+  forEachLane(missing & ~w_.derived[slot], [&](unsigned l) { row[l] = neverWrittenValue(w_, slot, l); });
 }
 
 void WarpRunner::unwrittenSlot(const Inst &in, uint32_t slot, LaneMask active, uint16_t column, const char *use) {

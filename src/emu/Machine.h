@@ -233,6 +233,11 @@ struct Warp {
   std::string thread(unsigned lane) const;
 };
 
+/// What register `slot` of `lane` holds when no instruction wrote it: the
+/// garbage a GPU's register would hold, fixed per launch, CTA, warp, register
+/// and lane and finite as f16, bf16, f32 and f64 (Interpreter.cpp).
+uint64_t neverWrittenValue(const Warp &w, uint32_t slot, unsigned lane);
+
 /// One CTA being executed.
 struct Cta {
   Launch *launch = nullptr;
