@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include <bit>
 
 namespace ptxforge::emu {
@@ -117,6 +119,29 @@ void execNothing(Warp &, const Inst &, LaneMask) {}
 
 void execActiveMask(Warp &w, const Inst &in, LaneMask active) {
   forEachLane(active, [&](unsigned l) { w.set(in.dst(0), l, active); });
+}
+
+/// movmatrix.sync.aligned.m8n8.trans.b16: the warp's 8x8 matrix of 16-bit
+/// elements, held as ldmatrix holds it (lane l: row l/4, columns 2*(l%4) and
+/// 2*(l%4)+1, the lower column in the lower half), transposed.
+void execMovmatrix(Warp &w, const Inst &in, LaneMask active) {
+  if (active != (w.live & w.valid) || w.valid != ~0u) {
+    w.fault(in, static_cast<unsigned>(std::countr_zero(active)), "synccheck",
+            fmt::format("movmatrix.sync.aligned executed by lanes 0x{:08x}; all 32 lanes of the warp must execute it "
+                        "together",
+                        active));
+    return;
+  }
+  std::array<std::array<uint16_t, 8>, 8> matrix{};
+  for (unsigned l = 0; l < kWarpSize; ++l) {
+    const uint32_t word = static_cast<uint32_t>(w.get(in.src(0), l));
+    matrix[l / 4][2 * (l % 4)] = static_cast<uint16_t>(word);
+    matrix[l / 4][2 * (l % 4) + 1] = static_cast<uint16_t>(word >> 16);
+  }
+  for (unsigned l = 0; l < kWarpSize; ++l) {
+    const unsigned row = l / 4, col = 2 * (l % 4);
+    w.set(in.dst(0), l, uint32_t(matrix[col][row]) | (uint32_t(matrix[col + 1][row]) << 16));
+  }
 }
 
 // mma: the descriptor travels in fields memory instructions use (mma has no
@@ -234,6 +259,13 @@ bool decodeWarp(DecodeContext &ctx) {
   Inst &out = ctx.out;
   const std::string &op = in.opcode;
   if (op == "mma") return decodeMma(ctx);
+  if (op == "movmatrix") {
+    if (!ctx.has("sync") || !ctx.has("aligned") || !ctx.has("m8n8") || !ctx.has("trans") || !ctx.has("b16"))
+      return ctx.invalid("is movmatrix.sync.aligned.m8n8.trans.b16");
+    if (in.operands.size() != 2 || !ctx.addDst(in.operands[0]) || !ctx.addSrc(in.operands[1], DType::B32)) return true;
+    out.exec = execMovmatrix;
+    return true;
+  }
   if (op == "activemask") {
     if (in.operands.size() != 1 || !ctx.addDst(in.operands[0])) return true;
     out.exec = execActiveMask;

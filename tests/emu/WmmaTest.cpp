@@ -1,7 +1,7 @@
 // wmma (the WMMA API's tiles) on the emulator, through the Executor: a tile
 // loaded, multiplied and stored gives the host's product in every shape and
 // layout, the layout says how the tile is stored, integer and tf32 tiles, f16
-// accumulators, and a partial warp is a synccheck finding. (nvcc's own PTX of
+// accumulators, and a partial warp is a synccheck finding; and movmatrix. (nvcc's own PTX of
 // nvcuda::wmma code is checked by the same rules: 24 variants of a WMMA GEMM,
 // f16 and bf16, three shapes, B and C in both layouts, were exact on
 // 2026-12-05; see ExecWmma.cpp.)
@@ -189,6 +189,29 @@ TEST_F(EmuTest, WmmaIntegerTf32AndHalfAccumulatorTiles) {
       const uint16_t half = uint16_t(o.out[i / 2] >> (16 * (i % 2)));
       EXPECT_EQ(f16ToF32(half), want[i]) << "f16 " << i;
     }
+  }
+}
+
+TEST_F(EmuTest, MovmatrixTransposesTheWarpsMatrix) {
+  // Element (row, col) of the 8x8 b16 matrix is row * 8 + col, held as
+  // ldmatrix holds it; after movmatrix lane l holds the transpose's row l/4.
+  Outcome o = run(kernel(R"(
+  shr.u32 %r6, %r3, 2;
+  and.b32 %r7, %r3, 3;
+  shl.b32 %r7, %r7, 1;
+  shl.b32 %r8, %r6, 3;
+  add.u32 %r9, %r8, %r7;
+  add.u32 %r10, %r9, 1;
+  shl.b32 %r10, %r10, 16;
+  or.b32 %r11, %r9, %r10;
+  movmatrix.sync.aligned.m8n8.trans.b16 %r12, %r11;
+  st.global.u32 [%rd1], %r12;
+  ret;)"),
+                  1, 32, 32);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (unsigned l = 0; l < 32; ++l) {
+    const uint32_t low = (2 * (l % 4)) * 8 + l / 4, high = (2 * (l % 4) + 1) * 8 + l / 4;
+    EXPECT_EQ(o.out[l], low | (high << 16)) << "lane " << l;
   }
 }
 
