@@ -220,7 +220,6 @@ public:
     return sinkSlot_;
   }
   unsigned addressBits() const { return module_.addressSize == 32 ? 32 : 64; }
-  bool inEntry() const { return currentIsEntry_; }
   void noteClusterSpecial() { program_.usesClusterSpecials = true; }
   int addOperandList(std::vector<Operand> list) {
     program_.operandLists.push_back(std::move(list));
@@ -973,12 +972,8 @@ void DecodeContext::commonFlags() {
   for (const std::string &m : in.modifiers) {
     if (m == "ftz") out.flags |= kFtz;
     else if (m == "sat" || m == "satfinite") out.flags |= kSat;
-    else if (m == "approx") out.flags |= kApprox;
-    else if (m == "uni") out.flags |= kUniform;
-    else if (m == "volatile") out.flags |= kVolatile;
     else if (m == "NaN") out.flags |= kNaN;
     else if (m == "relu") out.flags |= kRelu;
-    else if (m == "aligned") out.flags |= kAligned;
   }
 }
 

@@ -81,11 +81,7 @@ using ExecFn = void (*)(Warp &warp, const Inst &inst, LaneMask active);
 enum InstFlag : uint16_t {
   kFtz = 1 << 0,
   kSat = 1 << 1,
-  kApprox = 1 << 2,
-  kUniform = 1 << 3,    ///< .uni on bra/call/ret
-  kVolatile = 1 << 4,
   kReadsClock = 1 << 5, ///< reads %clock/%clock64/%globaltimer: the interpreter refreshes their slots first
-  kAligned = 1 << 6,
   kNaN = 1 << 7,        ///< .NaN on min/max
   kRelu = 1 << 8,
   kSigned = 1 << 9,     ///< family-specific meaning (e.g. mul.wide.s32)
@@ -205,7 +201,6 @@ struct Program {
   uint32_t constSlots = 0;
   std::vector<uint64_t> constValues;
   uint32_t specialSlot(Special s) const { return constSlots + static_cast<uint32_t>(s); }
-  uint32_t firstRegisterSlot() const { return constSlots + static_cast<uint32_t>(Special::Count); }
 
   /// Per-CTA shared memory: static variables first (staticSharedBytes is
   /// the largest kernel's, KernelDesc::staticSharedBytes each kernel's);
@@ -239,12 +234,6 @@ struct Program {
   bool usesWgmma = false;
   /// Module-scope .global variables: name -> (offset in globalImage, bytes).
   std::map<std::string, std::pair<uint64_t, uint64_t>> globalVariables;
-
-  const KernelDesc *findKernel(const std::string &name) const {
-    for (const KernelDesc &k : kernels)
-      if (k.name == name) return &k;
-    return nullptr;
-  }
 };
 
 } // namespace ptxforge::emu

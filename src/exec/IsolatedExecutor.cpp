@@ -279,6 +279,13 @@ Result<Response> IsolatedExecutor::call(const Request &request, uint32_t timeout
   return answer;
 }
 
+Result<void> IsolatedExecutor::send(const Request &request) {
+  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  if (!answer)
+    return answer.error();
+  return {};
+}
+
 Result<uint64_t> IsolatedExecutor::remote(const std::map<uint64_t, uint64_t> &live, uint64_t id,
                                           const char *what) const {
   auto found = live.find(id);
@@ -310,10 +317,7 @@ Result<PackedArgs> IsolatedExecutor::translate(const PackedArgs &args) const {
 }
 
 Result<BufferHandle> IsolatedExecutor::allocate(uint64_t bytes) {
-  Request request;
-  request.op = Op::Allocate;
-  request.bytes = bytes;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer = call({.op = Op::Allocate, .bytes = bytes}, options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   const uint64_t id = nextId_++;
@@ -330,13 +334,7 @@ Result<void> IsolatedExecutor::free(BufferHandle buffer) {
     return address.error();
   buffers_.erase(buffer.value);
   bufferBytes_.erase(buffer.value);
-  Request request;
-  request.op = Op::Free;
-  request.handle = *address;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::Free, .handle = *address});
 }
 
 namespace {
@@ -370,28 +368,20 @@ Result<void> IsolatedExecutor::copyToDevice(BufferHandle dst, uint64_t dstOffset
       for (uint64_t done = 0; done < bytes;) {
         const uint64_t piece = std::min(bytes - done, worker_.stagingBytes());
         parallelCopy(staging, raw + done, piece);
-        Request request;
-        request.op = Op::CopyToDeviceStaged;
-        request.handle = *address;
-        request.offset = dstOffset + done;
-        request.bytes = piece;
-        if (Result<Response> answer = call(request, options_.defaultTimeoutMs); !answer)
-          return answer.error();
+        if (Result<void> sent =
+                send({.op = Op::CopyToDeviceStaged, .handle = *address, .offset = dstOffset + done, .bytes = piece});
+            !sent)
+          return sent;
         done += piece;
       }
       return {};
     }
   }
-  Request request;
-  request.op = Op::CopyToDevice;
-  request.handle = *address;
-  request.offset = dstOffset;
-  request.bytes = bytes;
-  request.data.assign(raw, raw + bytes);
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::CopyToDevice,
+               .handle = *address,
+               .offset = dstOffset,
+               .bytes = bytes,
+               .data = std::vector<uint8_t>(raw, raw + bytes)});
 }
 
 Result<void> IsolatedExecutor::copyToHost(void *dst, BufferHandle src, uint64_t srcOffset, uint64_t bytes) {
@@ -406,25 +396,18 @@ Result<void> IsolatedExecutor::copyToHost(void *dst, BufferHandle src, uint64_t 
       auto *raw = static_cast<uint8_t *>(dst);
       for (uint64_t done = 0; done < bytes;) {
         const uint64_t piece = std::min(bytes - done, worker_.stagingBytes());
-        Request request;
-        request.op = Op::CopyToHostStaged;
-        request.handle = *address;
-        request.offset = srcOffset + done;
-        request.bytes = piece;
-        if (Result<Response> answer = call(request, options_.defaultTimeoutMs); !answer)
-          return answer.error();
+        if (Result<void> sent =
+                send({.op = Op::CopyToHostStaged, .handle = *address, .offset = srcOffset + done, .bytes = piece});
+            !sent)
+          return sent;
         parallelCopy(raw + done, staging, piece);
         done += piece;
       }
       return {};
     }
   }
-  Request request;
-  request.op = Op::CopyToHost;
-  request.handle = *address;
-  request.offset = srcOffset;
-  request.bytes = bytes;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer =
+      call({.op = Op::CopyToHost, .handle = *address, .offset = srcOffset, .bytes = bytes}, options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   if (answer->data.size() != bytes)
@@ -439,23 +422,13 @@ Result<void> IsolatedExecutor::setAccessibleRange(BufferHandle buffer, uint64_t 
   Result<uint64_t> address = remote(buffers_, buffer.value, "buffer");
   if (!address)
     return address.error();
-  Request request;
-  request.op = Op::SetAccessibleRange;
-  request.handle = *address;
-  request.offset = offset;
-  request.bytes = bytes;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::SetAccessibleRange, .handle = *address, .offset = offset, .bytes = bytes});
 }
 
 std::vector<LaunchFinding> IsolatedExecutor::takeFindings() {
   if (options_.backend != "emu" || !worker_.running())
     return {}; // a dead worker's findings died with it (its error said what happened)
-  Request request;
-  request.op = Op::TakeFindings;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer = call({.op = Op::TakeFindings}, options_.defaultTimeoutMs);
   if (!answer)
     return {};
   return std::move(answer->findings);
@@ -467,12 +440,9 @@ Result<TensorMapBytes> IsolatedExecutor::encodeTensorMap(BufferHandle buffer, ui
   Result<uint64_t> address = remote(buffers_, buffer.value, "buffer");
   if (!address)
     return address.error();
-  Request request;
-  request.op = Op::EncodeTensorMap;
-  request.handle = *address;
-  request.offset = byteOffset;
-  request.data = serializeTensorMapSpec(spec);
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer = call(
+      {.op = Op::EncodeTensorMap, .handle = *address, .offset = byteOffset, .data = serializeTensorMapSpec(spec)},
+      options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   TensorMapBytes map{};
@@ -486,9 +456,7 @@ Result<TensorMapBytes> IsolatedExecutor::encodeTensorMap(BufferHandle buffer, ui
 std::vector<LaunchProfile> IsolatedExecutor::takeProfiles() {
   if (options_.backend != "emu" || !worker_.running())
     return {};
-  Request request;
-  request.op = Op::TakeProfiles;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer = call({.op = Op::TakeProfiles}, options_.defaultTimeoutMs);
   if (!answer)
     return {};
   return std::move(answer->profiles);
@@ -498,16 +466,7 @@ Result<void> IsolatedExecutor::memset(BufferHandle dst, uint64_t dstOffset, uint
   Result<uint64_t> address = remote(buffers_, dst.value, "buffer");
   if (!address)
     return address.error();
-  Request request;
-  request.op = Op::Memset;
-  request.handle = *address;
-  request.offset = dstOffset;
-  request.value = value;
-  request.bytes = bytes;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::Memset, .handle = *address, .offset = dstOffset, .bytes = bytes, .value = value});
 }
 
 Result<void> IsolatedExecutor::copyOnDevice(BufferHandle dst, uint64_t dstOffset, BufferHandle src, uint64_t srcOffset,
@@ -518,28 +477,20 @@ Result<void> IsolatedExecutor::copyOnDevice(BufferHandle dst, uint64_t dstOffset
   Result<uint64_t> from = remote(buffers_, src.value, "buffer");
   if (!from)
     return from.error();
-  Request request;
-  request.op = Op::CopyOnDevice;
-  request.handle = *to;
-  request.offset = dstOffset;
-  request.handle2 = *from;
-  request.offset2 = srcOffset;
-  request.bytes = bytes;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::CopyOnDevice,
+               .handle = *to,
+               .offset = dstOffset,
+               .handle2 = *from,
+               .offset2 = srcOffset,
+               .bytes = bytes});
 }
 
 Result<GlobalVariable> IsolatedExecutor::getGlobal(ModuleHandle module, const std::string &name) {
   Result<uint64_t> remoteModule = remote(modules_, module.value, "module");
   if (!remoteModule)
     return remoteModule.error();
-  Request request;
-  request.op = Op::GetGlobal;
-  request.handle = *remoteModule;
-  request.name = name;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer =
+      call({.op = Op::GetGlobal, .handle = *remoteModule, .name = name}, options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   // A buffer id like any other, so that the copy calls and MemoryOps accept
@@ -551,11 +502,7 @@ Result<GlobalVariable> IsolatedExecutor::getGlobal(ModuleHandle module, const st
 }
 
 Result<ModuleHandle> IsolatedExecutor::loadModule(const std::vector<uint8_t> &image, ModuleFormat format) {
-  Request request;
-  request.op = Op::LoadModule;
-  request.format = format;
-  request.data = image;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer = call({.op = Op::LoadModule, .format = format, .data = image}, options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   const uint64_t id = nextId_++;
@@ -570,24 +517,15 @@ Result<void> IsolatedExecutor::unloadModule(ModuleHandle module) {
   if (!remoteModule)
     return remoteModule.error();
   modules_.erase(module.value);
-  Request request;
-  request.op = Op::UnloadModule;
-  request.handle = *remoteModule;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::UnloadModule, .handle = *remoteModule});
 }
 
 Result<KernelInfo> IsolatedExecutor::getKernel(ModuleHandle module, const std::string &name) {
   Result<uint64_t> remoteModule = remote(modules_, module.value, "module");
   if (!remoteModule)
     return remoteModule.error();
-  Request request;
-  request.op = Op::GetKernel;
-  request.handle = *remoteModule;
-  request.name = name;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
+  Result<Response> answer =
+      call({.op = Op::GetKernel, .handle = *remoteModule, .name = name}, options_.defaultTimeoutMs);
   if (!answer)
     return answer.error();
   KernelInfo info = answer->kernel;
@@ -605,12 +543,7 @@ Result<Request> IsolatedExecutor::launchRequest(Op op, KernelHandle kernel, cons
   Result<PackedArgs> translated = translate(args);
   if (!translated)
     return translated.error();
-  Request request;
-  request.op = op;
-  request.handle = *remoteKernel;
-  request.config = config;
-  request.args = std::move(*translated);
-  return request;
+  return Request{.op = op, .handle = *remoteKernel, .config = config, .args = std::move(*translated)};
 }
 
 Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &config, const PackedArgs &args) {
@@ -626,12 +559,7 @@ Result<void> IsolatedExecutor::launch(KernelHandle kernel, const LaunchConfig &c
 Result<void> IsolatedExecutor::synchronize() {
   if (!worker_.running())
     return {}; // nothing outstanding in a worker that does not exist yet
-  Request request;
-  request.op = Op::Synchronize;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
+  return send({.op = Op::Synchronize});
 }
 
 Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, const LaunchConfig &config,
@@ -659,9 +587,7 @@ Result<std::vector<float>> IsolatedExecutor::timeLaunch(KernelHandle kernel, con
 }
 
 Result<Request> IsolatedExecutor::libraryRequest(Op op, const LibraryCall &call) const {
-  Request request;
-  request.op = op;
-  request.library = call;
+  Request request{.op = op, .library = call};
   const std::pair<LibraryOperand *, const char *> operands[] = {
       {&request.library.a, "a"}, {&request.library.b, "b"}, {&request.library.c, "c"}};
   for (auto [operand, name] : operands) {
@@ -698,13 +624,6 @@ Result<std::vector<float>> IsolatedExecutor::timeLibraryCall(const LibraryCall &
   return std::move(answer->timings);
 }
 
-Result<void> IsolatedExecutor::flushL2() {
-  Request request;
-  request.op = Op::FlushL2;
-  Result<Response> answer = call(request, options_.defaultTimeoutMs);
-  if (!answer)
-    return answer.error();
-  return {};
-}
+Result<void> IsolatedExecutor::flushL2() { return send({.op = Op::FlushL2}); }
 
 } // namespace ptxforge::exec

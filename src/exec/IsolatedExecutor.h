@@ -118,7 +118,6 @@ public:
 
   /// Times the worker was restarted after a crash or timeout.
   uint64_t workerRestarts() const { return worker_.starts() > 0 ? worker_.starts() - 1 : 0; }
-  pid_t workerPid() const { return worker_.pid(); }
 
 private:
   explicit IsolatedExecutor(const IsolatedOptions &options) : options_(options), worker_(options) {}
@@ -126,6 +125,8 @@ private:
   /// Restarts a dead worker (forgetting the old one's handles), sends, and
   /// turns an error answer into an Error.
   Result<protocol::Response> call(const protocol::Request &request, uint32_t timeoutMs);
+  /// call() with the default deadline, for a request whose answer is only that it was done.
+  Result<void> send(const protocol::Request &request);
   Result<void> startWorker();
   /// Translates a parent handle into the current worker's, or says why not.
   Result<uint64_t> remote(const std::map<uint64_t, uint64_t> &live, uint64_t id, const char *what) const;

@@ -1,5 +1,6 @@
 // Protocol: encoding, decoding and framed socket I/O of worker messages.
 #include "exec/Protocol.h"
+#include "support/ByteCodec.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <type_traits>
 
 namespace ptxforge::exec::protocol {
 
@@ -45,100 +45,41 @@ const char *opName(Op op) {
 
 namespace {
 
-class Writer {
-public:
-  template <typename T> void put(T value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto *raw = reinterpret_cast<const uint8_t *>(&value);
-    out_.insert(out_.end(), raw, raw + sizeof(T));
-  }
-  void putBytes(const void *data, uint64_t size) {
-    put<uint64_t>(size);
-    const auto *raw = static_cast<const uint8_t *>(data);
-    out_.insert(out_.end(), raw, raw + size);
-  }
-  void putString(const std::string &text) { putBytes(text.data(), text.size()); }
-  void putDim(const Dim3 &dim) {
-    put(dim.x);
-    put(dim.y);
-    put(dim.z);
-  }
-  std::vector<uint8_t> take() { return std::move(out_); }
+using Writer = ByteWriter;
+using Reader = ByteReader;
 
-private:
-  std::vector<uint8_t> out_;
-};
+void putDim(Writer &writer, const Dim3 &dim) {
+  writer.put(dim.x);
+  writer.put(dim.y);
+  writer.put(dim.z);
+}
+Dim3 getDim(Reader &reader) {
+  Dim3 dim;
+  dim.x = reader.get<uint32_t>();
+  dim.y = reader.get<uint32_t>();
+  dim.z = reader.get<uint32_t>();
+  return dim;
+}
 
-/// Reads fields back; the first overrun sets `failed` and yields zeros, so a
-/// decoder reads every field unconditionally and checks once at the end.
-class Reader {
-public:
-  explicit Reader(const std::vector<uint8_t> &in) : in_(in) {}
-  template <typename T> T get() {
-    T value{};
-    if (!take(sizeof(T)))
-      return value;
-    std::memcpy(&value, in_.data() + position_ - sizeof(T), sizeof(T));
-    return value;
-  }
-  std::vector<uint8_t> getBytes() {
-    const uint64_t size = get<uint64_t>();
-    if (size > in_.size() - position_ || !take(size))
-      return fail(), std::vector<uint8_t>{};
-    return std::vector<uint8_t>(in_.begin() + (position_ - size), in_.begin() + position_);
-  }
-  std::string getString() {
-    std::vector<uint8_t> raw = getBytes();
-    return std::string(raw.begin(), raw.end());
-  }
-  Dim3 getDim() {
-    Dim3 dim;
-    dim.x = get<uint32_t>();
-    dim.y = get<uint32_t>();
-    dim.z = get<uint32_t>();
-    return dim;
-  }
-  /// A u32 element count, rejected when it could not fit in what is left.
-  uint32_t getCount(size_t elementBytes) {
-    const uint32_t count = get<uint32_t>();
-    if (uint64_t(count) * elementBytes > in_.size() - position_)
-      return fail(), 0;
-    return count;
-  }
-  void fail() { failed_ = true; }
-  Result<void> finish(const char *what) const {
-    if (failed_)
-      return makeExecError(ExecErrorKind::Internal, std::string("protocol: truncated or malformed ") + what);
-    if (position_ != in_.size())
-      return makeExecError(ExecErrorKind::Internal, std::string("protocol: trailing bytes after ") + what);
-    return {};
-  }
-
-private:
-  bool take(uint64_t size) {
-    if (failed_ || size > in_.size() - position_) {
-      failed_ = true;
-      return false;
-    }
-    position_ += size;
-    return true;
-  }
-  const std::vector<uint8_t> &in_;
-  size_t position_ = 0;
-  bool failed_ = false;
-};
+Result<void> finish(const Reader &reader, const char *what) {
+  if (reader.failed())
+    return makeExecError(ExecErrorKind::Internal, std::string("protocol: truncated or malformed ") + what);
+  if (!reader.atEnd())
+    return makeExecError(ExecErrorKind::Internal, std::string("protocol: trailing bytes after ") + what);
+  return {};
+}
 
 void putConfig(Writer &writer, const LaunchConfig &config) {
-  writer.putDim(config.grid);
-  writer.putDim(config.block);
+  putDim(writer, config.grid);
+  putDim(writer, config.block);
   writer.put(config.dynamicSharedBytes);
   writer.put(config.timeoutMs);
   writer.put(static_cast<uint8_t>(config.profile ? 1 : 0));
 }
 LaunchConfig getConfig(Reader &reader) {
   LaunchConfig config;
-  config.grid = reader.getDim();
-  config.block = reader.getDim();
+  config.grid = getDim(reader);
+  config.block = getDim(reader);
   config.dynamicSharedBytes = reader.get<uint32_t>();
   config.timeoutMs = reader.get<uint32_t>();
   config.profile = reader.get<uint8_t>() != 0;
@@ -317,7 +258,7 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
     request.timing.beforeEachLaunch.push_back(op);
   }
   request.library = getLibraryCall(reader);
-  if (Result<void> ok = reader.finish("request"); !ok)
+  if (Result<void> ok = finish(reader, "request"); !ok)
     return ok.error();
   return request;
 }
@@ -417,7 +358,7 @@ Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   }
   const uint32_t profileCount = reader.getCount(8 + 6 * 4 + 8 + 8 + 4);
   for (uint32_t index = 0; index < profileCount; ++index) response.profiles.push_back(getProfile(reader));
-  if (Result<void> ok = reader.finish("response"); !ok)
+  if (Result<void> ok = finish(reader, "response"); !ok)
     return ok.error();
   return response;
 }

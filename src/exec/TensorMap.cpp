@@ -42,11 +42,6 @@ std::string list(const uint64_t *values, uint32_t count) {
 uint32_t tensorMapElementBytes(TensorMapDataType type) { return info(type).bytes; }
 const char *tensorMapDataTypeName(TensorMapDataType type) { return info(type).name; }
 
-std::optional<TensorMapDataType> parseTensorMapDataType(std::string_view name) {
-  for (const DataTypeInfo &i : kDataTypes)
-    if (name == i.name) return i.type;
-  return std::nullopt;
-}
 
 uint32_t tensorMapSwizzleBytes(TensorMapSwizzle swizzle) {
   switch (swizzle) {

@@ -34,7 +34,6 @@ enum class TensorMapOobFill : uint8_t { Zero = 0, NanRequestZeroFma };
 uint32_t tensorMapElementBytes(TensorMapDataType type);
 /// "u8", "f32", "bf16", "tf32_ftz", ...
 const char *tensorMapDataTypeName(TensorMapDataType type);
-std::optional<TensorMapDataType> parseTensorMapDataType(std::string_view name);
 /// Span in bytes of a swizzle mode: 0, 32, 64, 128.
 uint32_t tensorMapSwizzleBytes(TensorMapSwizzle swizzle);
 

@@ -19,42 +19,6 @@ namespace {
 
 constexpr std::array<const char *, 5> kKinds = {"openai", "anthropic", "exec", "replay", "batch"};
 
-constexpr std::array<const char *, 4> kFlavours = {"vllm", "vllm-legacy", "sglang", "llamacpp"};
-
-constexpr std::array<BackendOptionDoc, 22> kOptionTable = {{
-    {"--model", "PTXFORGE_MODEL", "model backend as BACKEND:NAME (openai:MODEL, anthropic:MODEL, exec:COMMAND, "
-                                  "replay:FILE.jsonl, batch:MODEL)"},
-    {"--base-url", "PTXFORGE_BASE_URL", "endpoint root of an openai or anthropic server (default: the vendor's API)"},
-    {"--connect-timeout", "PTXFORGE_CONNECT_TIMEOUT", "seconds to wait for a connection (default 10)"},
-    {"--request-timeout", "PTXFORGE_REQUEST_TIMEOUT", "seconds one attempt (or one exec run) may take (default 600)"},
-    {"--stall-timeout", "PTXFORGE_STALL_TIMEOUT", "seconds a stream may go silent before the attempt is retried "
-                                                  "(default 60)"},
-    {"--retries", "PTXFORGE_RETRIES", "retries on 429, 5xx, broken connections and stalls (default 4)"},
-    {"--retry-backoff", "PTXFORGE_RETRY_BACKOFF", "seconds before the first retry, doubling up to 30 (default 1)"},
-    {"--max-retry-after", "PTXFORGE_MAX_RETRY_AFTER", "longest Retry-After in seconds that is waited out "
-                                                      "(default 120)"},
-    {"--api-key-env", "PTXFORGE_API_KEY_ENV", "name of the environment variable that holds the API key"},
-    {"--record", "PTXFORGE_RECORD", "append every completion to this JSONL file (replay it with replay:FILE)"},
-    {"--batch-file", "PTXFORGE_BATCH_FILE", "batch: where to write the requests not answered yet "
-                                            "(default ptxforge-batch.jsonl)"},
-    {"--batch-results", "PTXFORGE_BATCH_RESULTS", "batch: Batch-API output/error files to answer from "
-                                                  "(':'-separated in the environment)"},
-    {"--anthropic-version", "PTXFORGE_ANTHROPIC_VERSION", "anthropic-version header (default 2023-06-01)"},
-    {"--guided", "PTXFORGE_GUIDED", "openai: constrain decoding with the PTX grammar (`ptxforge grammar`), sent in "
-                                    "the field of --server-flavour (docs/guided.md)"},
-    {"--server-flavour", "PTXFORGE_SERVER_FLAVOUR", "openai with --guided: vllm (structured_outputs.grammar), "
-                                                    "vllm-legacy (guided_grammar), sglang (ebnf), llamacpp (grammar); "
-                                                    "default vllm"},
-    {"--guided-format", "PTXFORGE_GUIDED_FORMAT", "openai with --guided: the grammar's format, gbnf, lark or ebnf "
-                                                  "(default: gbnf for llamacpp, ebnf for the others)"},
-    {"", "PTXFORGE_MAX_RESPONSE_BYTES", "largest HTTP response body, streamed or not, e.g. 256M (default 64M)"},
-    {"", "PTXFORGE_MAX_SSE_LINE_BYTES", "largest line or event of a streamed answer, e.g. 64M (default 8M)"},
-    {"", "OPENAI_BASE_URL", "openai: base URL when neither --base-url nor PTXFORGE_BASE_URL is given"},
-    {"", "ANTHROPIC_BASE_URL", "anthropic: base URL when neither --base-url nor PTXFORGE_BASE_URL is given"},
-    {"", "OPENAI_API_KEY", "openai and batch: API key (environment only; never stored or logged)"},
-    {"", "ANTHROPIC_API_KEY", "anthropic: API key (environment only; never stored or logged)"},
-}};
-
 Result<std::chrono::milliseconds> parseSeconds(const std::string &variable, const std::string &text) {
   double seconds = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -66,12 +30,6 @@ Result<std::chrono::milliseconds> parseSeconds(const std::string &variable, cons
 }
 
 } // namespace
-
-std::span<const char *const> backendKinds() { return kKinds; }
-
-std::span<const BackendOptionDoc> backendOptionTable() { return kOptionTable; }
-
-std::span<const char *const> serverFlavours() { return kFlavours; }
 
 const char *defaultGrammarFormat(std::string_view flavour) { return flavour == "llamacpp" ? "gbnf" : "ebnf"; }
 

@@ -22,7 +22,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,9 +34,6 @@ struct BackendSpec {
   std::string name;    ///< model, command line or file, depending on the backend
 };
 
-/// The backends createBackend() knows, in the order help text lists them.
-std::span<const char *const> backendKinds();
-
 /// Parses `BACKEND:NAME`. InvalidInput names the valid backends when BACKEND
 /// is unknown, and says what NAME should be when it is empty.
 Result<BackendSpec> parseBackendSpec(std::string_view text);
@@ -48,8 +44,8 @@ using EnvironmentLookup = std::function<std::optional<std::string>(const std::st
 /// The process environment (getenv).
 EnvironmentLookup processEnvironment();
 
-/// Options shared by the backends; each has an environment twin (see
-/// backendOptionTable()). Precedence: command-line flag > environment > default.
+/// Options shared by the backends; each has an environment twin (the table in
+/// docs/llm.md). Precedence: command-line flag > environment > default.
 struct BackendOptions {
   /// Endpoint root. Empty: https://api.openai.com/v1 (openai),
   /// https://api.anthropic.com (anthropic). openai appends /chat/completions or
@@ -92,31 +88,16 @@ struct BackendOptions {
   /// openai: a grammar the server constrains decoding with (`--guided`,
   /// docs/guided.md), sent in the field `serverFlavour` names; empty: none.
   std::string guidedGrammar;
-  /// openai: the server behind the endpoint, which decides that field (see
-  /// serverFlavours()); PTXFORGE_SERVER_FLAVOUR.
+  /// openai: the server behind the endpoint, which decides that field: "vllm"
+  /// (structured_outputs.grammar, vLLM 0.10.2 and later), "vllm-legacy"
+  /// (guided_grammar, before 0.12), "sglang" (ebnf), "llamacpp" (grammar);
+  /// PTXFORGE_SERVER_FLAVOUR.
   std::string serverFlavour = "vllm";
 };
-
-/// The server flavours --guided knows: "vllm" (structured_outputs.grammar,
-/// vLLM 0.10.2 and later), "vllm-legacy" (guided_grammar, before 0.12),
-/// "sglang" (ebnf), "llamacpp" (grammar).
-std::span<const char *const> serverFlavours();
 
 /// The grammar format a flavour's server reads by default: "gbnf" for
 /// llama.cpp, "ebnf" (xgrammar's, which llguidance reads too) for the others.
 const char *defaultGrammarFormat(std::string_view flavour);
-
-/// One row of the option table: the CLI's flag, its environment twin, help.
-struct BackendOptionDoc {
-  const char *flag;
-  const char *environment;
-  const char *help;
-};
-
-/// Every backend option with its environment twin, for the CLI's option table
-/// and docs (PTXFORGE_MODEL, PTXFORGE_BASE_URL, timeouts, retries, record,
-/// batch files, and the key variables, which have no flag).
-std::span<const BackendOptionDoc> backendOptionTable();
 
 /// Defaults overridden by the environment twins. InvalidInput names the
 /// variable when a value does not parse (e.g. PTXFORGE_RETRIES=many).

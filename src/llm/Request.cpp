@@ -18,16 +18,6 @@ const char *roleName(Role role) {
   return "user";
 }
 
-std::optional<Role> parseRole(std::string_view name) {
-  if (name == "system")
-    return Role::System;
-  if (name == "user")
-    return Role::User;
-  if (name == "assistant")
-    return Role::Assistant;
-  return std::nullopt;
-}
-
 Result<void> validateRequest(const Request &request) {
   auto invalid = [](std::string message) { return makeError(ErrorKind::InvalidInput, "llm request: " + message); };
   if (request.prompt && !request.messages.empty())
@@ -44,18 +34,6 @@ Result<void> validateRequest(const Request &request) {
     if (stop.empty())
       return invalid("a stop sequence is empty");
   return {};
-}
-
-const char *finishReasonName(FinishReason reason) {
-  switch (reason) {
-  case FinishReason::Stop: return "stop";
-  case FinishReason::Length: return "length";
-  case FinishReason::ContentFilter: return "content-filter";
-  case FinishReason::ToolCall: return "tool-call";
-  case FinishReason::Other: return "other";
-  case FinishReason::Unknown: return "unknown";
-  }
-  return "unknown";
 }
 
 FinishReason normalizeFinishReason(std::string_view raw) {

@@ -19,7 +19,6 @@ enum class Role { System, User, Assistant };
 
 /// "system", "user" or "assistant" (the wire names of both HTTP APIs).
 const char *roleName(Role role);
-std::optional<Role> parseRole(std::string_view name);
 
 /// One chat message.
 struct Message {
@@ -65,7 +64,6 @@ enum class FinishReason {
   Unknown,       ///< not reported
 };
 
-const char *finishReasonName(FinishReason reason);
 /// Maps a server's finish/stop reason (OpenAI or Anthropic vocabulary).
 FinishReason normalizeFinishReason(std::string_view raw);
 

@@ -141,11 +141,6 @@ private:
     next();
     return true;
   }
-  bool acceptDot(std::string_view name) {
-    if (!peek().isDot(name)) return false;
-    next();
-    return true;
-  }
 
   // ---- diagnostics --------------------------------------------------------
 

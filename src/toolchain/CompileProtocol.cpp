@@ -1,6 +1,7 @@
 // CompileProtocol: the flat little-endian codec of the compile worker's
 // messages and blocking frame I/O over a Unix socket.
 #include "toolchain/CompileProtocol.h"
+#include "support/ByteCodec.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,124 +13,35 @@ namespace ptxforge::toolchain::protocol {
 
 namespace {
 
-class Writer {
-public:
-  void u8(uint8_t value) { bytes_.push_back(value); }
-  void u32(uint32_t value) { raw(&value, sizeof value); }
-  void u64(uint64_t value) { raw(&value, sizeof value); }
-  void i32(int32_t value) { raw(&value, sizeof value); }
-  void f64(double value) { raw(&value, sizeof value); }
-  void boolean(bool value) { u8(value ? 1 : 0); }
-  void string(const std::string &value) {
-    u64(value.size());
-    raw(value.data(), value.size());
-  }
-  void blob(const std::vector<uint8_t> &value) {
-    u64(value.size());
-    raw(value.data(), value.size());
-  }
-  std::vector<uint8_t> take() { return std::move(bytes_); }
+using Writer = ByteWriter;
+using Reader = ByteReader;
 
-private:
-  void raw(const void *data, size_t size) {
-    const auto *begin = static_cast<const uint8_t *>(data);
-    bytes_.insert(bytes_.end(), begin, begin + size);
-  }
-  std::vector<uint8_t> bytes_;
-};
-
-/// Reads fields in order; any overrun sets `failed` and yields zeros, checked once at the end.
-class Reader {
-public:
-  explicit Reader(const std::vector<uint8_t> &bytes) : bytes_(bytes) {}
-  uint8_t u8() {
-    uint8_t value = 0;
-    raw(&value, sizeof value);
-    return value;
-  }
-  uint32_t u32() {
-    uint32_t value = 0;
-    raw(&value, sizeof value);
-    return value;
-  }
-  uint64_t u64() {
-    uint64_t value = 0;
-    raw(&value, sizeof value);
-    return value;
-  }
-  int32_t i32() {
-    int32_t value = 0;
-    raw(&value, sizeof value);
-    return value;
-  }
-  double f64() {
-    double value = 0;
-    raw(&value, sizeof value);
-    return value;
-  }
-  bool boolean() { return u8() != 0; }
-  std::string string() {
-    const uint64_t size = u64();
-    if (!fits(size))
-      return {};
-    std::string value(reinterpret_cast<const char *>(bytes_.data() + at_), size);
-    at_ += size;
-    return value;
-  }
-  std::vector<uint8_t> blob() {
-    const uint64_t size = u64();
-    if (!fits(size))
-      return {};
-    std::vector<uint8_t> value(bytes_.begin() + static_cast<std::ptrdiff_t>(at_),
-                               bytes_.begin() + static_cast<std::ptrdiff_t>(at_ + size));
-    at_ += size;
-    return value;
-  }
-  Result<void> finish(const char *what) const {
-    if (failed_ || at_ != bytes_.size())
-      return makeError(ErrorKind::Internal, std::string("malformed compile-worker ") + what + " (" +
-                                                std::to_string(bytes_.size()) + " bytes)");
-    return {};
-  }
-
-private:
-  bool fits(uint64_t size) {
-    if (failed_ || size > bytes_.size() - at_) {
-      failed_ = true;
-      return false;
-    }
-    return true;
-  }
-  void raw(void *out, size_t size) {
-    if (!fits(size))
-      return;
-    std::memcpy(out, bytes_.data() + at_, size);
-    at_ += size;
-  }
-  const std::vector<uint8_t> &bytes_;
-  size_t at_ = 0;
-  bool failed_ = false;
-};
+Result<void> finish(const Reader &in, const char *what) {
+  if (in.failed() || !in.atEnd())
+    return makeError(ErrorKind::Internal, std::string("malformed compile-worker ") + what + " (" +
+                                              std::to_string(in.size()) + " bytes)");
+  return {};
+}
 
 void writeBackend(Writer &out, const BackendRequest &backend) {
-  out.u8(static_cast<uint8_t>(backend.backend));
-  out.string(backend.arch);
-  out.i32(backend.optLevel);
-  out.i32(backend.maxRegisters);
-  out.boolean(backend.generateLineInfo);
-  out.boolean(backend.relocatable);
-  out.string(backend.ptxasPath);
+  out.put<uint8_t>(static_cast<uint8_t>(backend.backend));
+  out.putString(backend.arch);
+  out.put<int32_t>(backend.optLevel);
+  out.put<int32_t>(backend.maxRegisters);
+  out.putBool(backend.generateLineInfo);
+  out.putBool(backend.relocatable);
+  out.putString(backend.ptxasPath);
 }
 
 BackendRequest readBackend(Reader &in) {
   BackendRequest backend;
-  backend.backend = in.u8() == 1 ? BackendKind::Ptxas : BackendKind::NvJitLink;
-  backend.arch = in.string();
-  backend.optLevel = in.i32();
-  backend.maxRegisters = in.i32();
-  backend.generateLineInfo = in.boolean();
-  backend.relocatable = in.boolean();
-  backend.ptxasPath = in.string();
+  backend.backend = in.get<uint8_t>() == 1 ? BackendKind::Ptxas : BackendKind::NvJitLink;
+  backend.arch = in.getString();
+  backend.optLevel = in.get<int32_t>();
+  backend.maxRegisters = in.get<int32_t>();
+  backend.generateLineInfo = in.getBool();
+  backend.relocatable = in.getBool();
+  backend.ptxasPath = in.getString();
   return backend;
 }
 
@@ -138,10 +50,10 @@ BackendRequest readBackend(Reader &in) {
 std::vector<uint8_t> encode(const Request &request) {
   Writer out;
   writeBackend(out, request.backend);
-  out.u64(request.memoryLimitBytes);
-  out.u64(request.maxOutputBytes);
-  out.u32(request.timeoutMs);
-  out.string(request.ptx);
+  out.put<uint64_t>(request.memoryLimitBytes);
+  out.put<uint64_t>(request.maxOutputBytes);
+  out.put<uint32_t>(request.timeoutMs);
+  out.putString(request.ptx);
   return out.take();
 }
 
@@ -149,55 +61,55 @@ Result<Request> decodeRequest(const std::vector<uint8_t> &payload) {
   Reader in(payload);
   Request request;
   request.backend = readBackend(in);
-  request.memoryLimitBytes = in.u64();
-  request.maxOutputBytes = in.u64();
-  request.timeoutMs = in.u32();
-  request.ptx = in.string();
-  if (Result<void> done = in.finish("request"); !done)
+  request.memoryLimitBytes = in.get<uint64_t>();
+  request.maxOutputBytes = in.get<uint64_t>();
+  request.timeoutMs = in.get<uint32_t>();
+  request.ptx = in.getString();
+  if (Result<void> done = finish(in, "request"); !done)
     return done.error();
   return request;
 }
 
 std::vector<uint8_t> encode(const Response &response) {
   Writer out;
-  out.boolean(response.isError);
-  out.u8(static_cast<uint8_t>(response.errorKind));
-  out.string(response.errorMessage);
+  out.putBool(response.isError);
+  out.put<uint8_t>(static_cast<uint8_t>(response.errorKind));
+  out.putString(response.errorMessage);
   const RawCompile &raw = response.raw;
-  out.boolean(raw.ok);
-  out.blob(raw.cubin);
-  out.string(raw.infoLog);
-  out.string(raw.errorLog);
-  out.f64(raw.compileMs);
-  out.string(raw.toolVersion);
-  out.string(raw.failure);
-  out.boolean(raw.toolFailure);
-  out.i32(raw.toolSignal);
-  out.boolean(response.allocationFailed);
-  out.u64(response.cubinBytesDropped);
+  out.putBool(raw.ok);
+  out.putBytes(raw.cubin);
+  out.putString(raw.infoLog);
+  out.putString(raw.errorLog);
+  out.put<double>(raw.compileMs);
+  out.putString(raw.toolVersion);
+  out.putString(raw.failure);
+  out.putBool(raw.toolFailure);
+  out.put<int32_t>(raw.toolSignal);
+  out.putBool(response.allocationFailed);
+  out.put<uint64_t>(response.cubinBytesDropped);
   return out.take();
 }
 
 Result<Response> decodeResponse(const std::vector<uint8_t> &payload) {
   Reader in(payload);
   Response response;
-  response.isError = in.boolean();
-  const uint8_t kind = in.u8();
+  response.isError = in.getBool();
+  const uint8_t kind = in.get<uint8_t>();
   response.errorKind = kind <= static_cast<uint8_t>(ErrorKind::Internal) ? static_cast<ErrorKind>(kind) : ErrorKind::Internal;
-  response.errorMessage = in.string();
+  response.errorMessage = in.getString();
   RawCompile &raw = response.raw;
-  raw.ok = in.boolean();
-  raw.cubin = in.blob();
-  raw.infoLog = in.string();
-  raw.errorLog = in.string();
-  raw.compileMs = in.f64();
-  raw.toolVersion = in.string();
-  raw.failure = in.string();
-  raw.toolFailure = in.boolean();
-  raw.toolSignal = in.i32();
-  response.allocationFailed = in.boolean();
-  response.cubinBytesDropped = in.u64();
-  if (Result<void> done = in.finish("response"); !done)
+  raw.ok = in.getBool();
+  raw.cubin = in.getBytes();
+  raw.infoLog = in.getString();
+  raw.errorLog = in.getString();
+  raw.compileMs = in.get<double>();
+  raw.toolVersion = in.getString();
+  raw.failure = in.getString();
+  raw.toolFailure = in.getBool();
+  raw.toolSignal = in.get<int32_t>();
+  response.allocationFailed = in.getBool();
+  response.cubinBytesDropped = in.get<uint64_t>();
+  if (Result<void> done = finish(in, "response"); !done)
     return done.error();
   return response;
 }

@@ -306,12 +306,6 @@ std::optional<double> SassMix::mathPerSharedLoad() const {
   return static_cast<double>(ffma + tensorCoreOps) / static_cast<double>(lds + ldsm);
 }
 
-SassMix mixOf(const std::vector<std::string> &lines) {
-  SassMix mix;
-  for (const std::string &text : lines) addToMix(parseLine(text), mix);
-  return mix;
-}
-
 Result<std::vector<FunctionLoops>> sassLoops(const SassStats &stats) {
   // sm_NN: from Volta on, instructions are 16 bytes with their control bits inside.
   int major = 0;

@@ -59,9 +59,6 @@ struct FunctionLoops {
 /// when the code cannot be read (an unknown instruction size: before sm_70).
 Result<std::vector<FunctionLoops>> sassLoops(const SassStats &stats);
 
-/// The figures of a run of instructions (lines as in SassStats::code).
-SassMix mixOf(const std::vector<std::string> &lines);
-
 /// The two hot loops against each other: candidate minus reference.
 struct HotLoopDiff {
   std::map<std::string, std::pair<int, int>> opcodes; ///< base opcode -> (candidate, reference), differing ones only

@@ -70,7 +70,6 @@ private:
   exec::ModuleHandle module_{};
   exec::KernelHandle fill_{}, compare_{};
   exec::DeviceBuffer partials_;
-  uint32_t partialBlocks_ = 0;
 };
 
 } // namespace ptxforge::verify

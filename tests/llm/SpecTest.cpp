@@ -69,18 +69,6 @@ TEST(BackendOptions, ModelSpecFromEnvironment) {
   EXPECT_FALSE(modelSpecFromEnvironment(fakeEnvironment({})));
 }
 
-TEST(BackendOptions, TableListsEveryTwin) {
-  std::map<std::string, std::string> flags;
-  for (const BackendOptionDoc &row : backendOptionTable())
-    flags[row.environment] = row.flag;
-  EXPECT_EQ(flags["PTXFORGE_MODEL"], "--model");
-  EXPECT_EQ(flags["PTXFORGE_BASE_URL"], "--base-url");
-  EXPECT_EQ(flags["OPENAI_API_KEY"], ""); // keys have no flag: environment only
-  EXPECT_EQ(flags["ANTHROPIC_API_KEY"], "");
-  EXPECT_TRUE(flags.count("PTXFORGE_STALL_TIMEOUT"));
-  EXPECT_TRUE(flags.count("PTXFORGE_BATCH_FILE"));
-}
-
 TEST(CreateBackend, ChecksWhatItCanUpFront) {
   BackendOptions options;
   options.environment = fakeEnvironment({});

@@ -21,7 +21,7 @@
 namespace ptxforge::cli {
 
 /// The backend flags; each unset one falls back to its environment twin
-/// (llm::backendOptionTable()), then to the default.
+/// (llm::optionsFromEnvironment(), the table in docs/llm.md), then to the default.
 struct ModelFlags {
   std::string model;
   std::optional<std::string> baseUrl, apiKeyEnv, record, batchFile;
