@@ -3,6 +3,7 @@
 #include "exec/IsolatedExecutor.h"
 
 #include "support/Parallel.h"
+#include "support/Process.h"
 
 #include <signal.h>
 #include <spawn.h>
@@ -30,8 +31,6 @@ using protocol::Response;
 
 namespace {
 
-bool isExecutable(const std::string &path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
-
 /// The worker's Error rebuilt from its parts: the status byte is the code.
 Error errorFromWorker(const Response &response) {
   Error error = makeExecError(response.status, response.message, response.line);
@@ -46,22 +45,11 @@ constexpr const char *kLostHandles =
 } // namespace
 
 std::string findWorker(const IsolatedOptions &options) {
-  if (!options.workerPath.empty())
-    return isExecutable(options.workerPath) ? options.workerPath : "";
-  if (const char *fromEnvironment = std::getenv("PTXFORGE_EXEC_WORKER"); fromEnvironment && *fromEnvironment)
-    return isExecutable(fromEnvironment) ? fromEnvironment : "";
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::string beside = (self.parent_path() / "ptxforge_exec_worker").string();
-    if (isExecutable(beside))
-      return beside;
-  }
-#ifdef PTXFORGE_EXEC_WORKER_BUILD_PATH
-  if (isExecutable(PTXFORGE_EXEC_WORKER_BUILD_PATH))
-    return PTXFORGE_EXEC_WORKER_BUILD_PATH;
+#ifndef PTXFORGE_EXEC_WORKER_BUILD_PATH
+#define PTXFORGE_EXEC_WORKER_BUILD_PATH nullptr
 #endif
-  return "";
+  return findHelperProgram(options.workerPath, "PTXFORGE_EXEC_WORKER", "ptxforge_exec_worker",
+                           PTXFORGE_EXEC_WORKER_BUILD_PATH);
 }
 
 // ---------------------------------------------------------------------------
@@ -148,14 +136,8 @@ std::string WorkerProcess::reap() {
     do
       result = ::waitpid(pid_, &status, 0);
     while (result < 0 && errno == EINTR);
-    if (result == pid_) {
-      if (WIFSIGNALED(status))
-        how = "the worker process (pid " + std::to_string(pid_) + ") was killed by signal " +
-              std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-      else if (WIFEXITED(status))
-        how = "the worker process (pid " + std::to_string(pid_) + ") exited with status " +
-              std::to_string(WEXITSTATUS(status));
-    }
+    if (result == pid_ && (WIFSIGNALED(status) || WIFEXITED(status)))
+      how = describeWaitStatus("the worker process (pid " + std::to_string(pid_) + ")", status);
   }
   if (socket_ >= 0)
     ::close(socket_);

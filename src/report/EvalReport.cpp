@@ -361,12 +361,6 @@ std::vector<Figure> groupFigures(const json *group, const std::vector<int> &ks, 
   return figures;
 }
 
-struct Table {
-  std::vector<std::string> header; ///< written by this file, never from the document
-  std::vector<bool> numeric;       ///< right-aligned columns
-  std::vector<std::vector<std::string>> rows;
-};
-
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 Table fieldTable(const Fields &fields) {
@@ -760,19 +754,6 @@ svg .s-faster { fill: #3c9d5a; }
 )";
 
 
-void htmlTable(std::string &out, const Table &table) {
-  auto isNumeric = [&table](size_t i) { return i < table.numeric.size() && table.numeric[i]; };
-  // The wrapper scrolls a table wider than the page instead of widening the page.
-  out += "<div class=\"table-wrap\"><table>\n<thead><tr>";
-  for (size_t i = 0; i < table.header.size(); ++i) out += report::htmlElement("th", table.header[i], isNumeric(i) ? "num" : "");
-  out += "</tr></thead>\n<tbody>\n";
-  for (const auto &row : table.rows) {
-    out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) out += report::htmlElement("td", row[i], isNumeric(i) ? "num" : "");
-    out += "</tr>\n";
-  }
-  out += "</tbody>\n</table></div>\n";
-}
 
 // Charts share one size; the funnel grows with its number of stages.
 constexpr double kWidth = 640, kHeight = 280;
@@ -792,13 +773,6 @@ std::string chartNote(std::string_view label, std::string_view note) {
                      (kTop + kHeight - kBottom) / 2, htmlEscape(note));
 }
 
-/// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
-double niceStep(double raw) {
-  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double fraction = raw / magnitude;
-  double nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10;
-  return nice * magnitude;
-}
 
 /// Per level (and overall): correct@k next to fast_1, or fast_0 when nothing was timed.
 std::string levelChart(const json *metrics, const std::vector<int> &ks) {
@@ -1094,16 +1068,7 @@ constexpr std::string_view kFunnelCaption =
     "whole speedup noise band, nvcc's p10 / its p90 up to nvcc's p90 / its p10, below or above 1.0x) or on-par (1.0x "
     "inside the band). Each bar gives the count and its share of all attempts.";
 
-std::string page(std::string_view title, std::string_view body) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  // Nothing may load or run: inline styles are the page's only active content.
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += report::htmlElement("title", title) + "\n<style>" + std::string(report::basePageStyle()) + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  out += body;
-  out += "</body>\n</html>\n";
-  return out;
-}
+std::string page(std::string_view title, std::string_view body) { return htmlPage(title, kStyle, body); }
 
 void htmlTableOrNote(std::string &out, const Table &table, std::string_view note) {
   if (table.rows.empty()) out += report::htmlElement("p", note, "note") + "\n";

@@ -36,26 +36,6 @@ td.v-no-completion, td.v-extract, td.v-lint, td.v-compile, td.v-correctness { co
 )";
 
 
-/// A table of text cells; `numeric[i]` right-aligns column i; `classOf(row,
-/// column)`, when given, names the class of a cell that is not numeric.
-void table(std::string &out, const detail::TableData &data, std::string_view cssClass = {},
-           const std::function<std::string(size_t, size_t)> &classOf = {}) {
-  const auto &[header, numeric, rows] = data;
-  auto isNumeric = [&numeric](size_t i) { return i < numeric.size() && numeric[i]; };
-  // The wrapper scrolls a table wider than the page instead of widening the page.
-  out += cssClass.empty() ? "<div class=\"table-wrap\"><table>\n<thead><tr>"
-                          : fmt::format("<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>", cssClass);
-  for (size_t i = 0; i < header.size(); ++i) out += htmlElement("th", header[i], isNumeric(i) ? "num" : "");
-  out += "</tr></thead>\n<tbody>\n";
-  for (size_t r = 0; r < rows.size(); ++r) {
-    out += "<tr>";
-    for (size_t i = 0; i < rows[r].size(); ++i)
-      out += htmlElement("td", rows[r][i], isNumeric(i) ? "num" : classOf ? classOf(r, i) : "");
-    out += "</tr>\n";
-  }
-  out += "</tbody>\n</table></div>\n";
-}
-
 void fieldTable(std::string &out, const std::vector<detail::Field> &fields) {
   out += "<table>\n<tbody>\n";
   for (const detail::Field &field : fields)
@@ -70,13 +50,6 @@ constexpr double kWidth = 640, kHeight = 280;
 constexpr double kLeft = 64, kRight = 24, kTop = 16, kBottom = 48;
 constexpr double kInset = 16; ///< keeps the first and last rounds off the axes
 
-/// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
-double niceStep(double raw) {
-  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double fraction = raw / magnitude;
-  double nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10;
-  return nice * magnitude;
-}
 
 std::string chartNote(std::string_view note) {
   return fmt::format("<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
@@ -194,14 +167,14 @@ void roundsSection(std::string &out, const ReportModel &model) {
   if (!model.untimedNote.empty()) {
     // Nothing was timed (the note under the run table says why): no empty chart, only the counts per round.
     out += "<section>\n<h2>Correct per round</h2>\n";
-    table(out, detail::roundsTable(model));
+    htmlTable(out, detail::roundsTable(model));
     out += "</section>\n";
     return;
   }
   out += "<section>\n<h2>Best speedup per round</h2>\n";
   out += speedupChart(model);
   if (model.anyTiming) out += htmlElement("p", detail::kSpeedupDefinition, "caption") + "\n";
-  if (!model.rounds.empty()) table(out, detail::roundsTable(model));
+  if (!model.rounds.empty()) htmlTable(out, detail::roundsTable(model));
   out += "</section>\n";
 }
 
@@ -224,7 +197,7 @@ void funnelSection(std::string &out, const ReportModel &model) {
   out += fmt::format("<p class=\"note\">{} attempts, {} duplicate(s) among them (same PTX or SASS as an earlier "
                      "candidate), counted under the stage of their copied result.</p>\n",
                      total.total, total.duplicates);
-  table(out, detail::funnelTable(model), "funnel");
+  htmlTable(out, detail::funnelTable(model), "funnel");
   out += "</section>\n";
 }
 
@@ -234,7 +207,7 @@ void diagnosticsSection(std::string &out, const ReportModel &model) {
     out += "<p class=\"note\">No diagnostics from failed candidates.</p>\n</section>\n";
     return;
   }
-  table(out, detail::diagnosticsTable(model));
+  htmlTable(out, detail::diagnosticsTable(model));
   out += "</section>\n";
 }
 
@@ -245,7 +218,7 @@ void attemptsSection(std::string &out, const ReportModel &model) {
     return;
   }
   constexpr size_t kVerdictColumn = 6; // coloured by the stage the attempt stopped at
-  table(out, detail::attemptsTable(model), "attempts", [&model](size_t row, size_t column) {
+  htmlTable(out, detail::attemptsTable(model), "attempts", [&model](size_t row, size_t column) {
     return column == kVerdictColumn ? "v-" + model.attempts[row].stage : std::string();
   });
   out += "</section>\n";
@@ -255,7 +228,7 @@ void attemptsSection(std::string &out, const ReportModel &model) {
 void streamCutsSection(std::string &out, const ReportModel &model) {
   if (model.streamNote.empty()) return;
   out += "<section>\n<h2>Streaming cuts</h2>\n" + htmlElement("p", model.streamNote + ".", "note") + "\n";
-  if (!model.streamCuts.empty()) table(out, detail::streamCutsTable(model));
+  if (!model.streamCuts.empty()) htmlTable(out, detail::streamCutsTable(model));
   out += "</section>\n";
 }
 
@@ -270,7 +243,7 @@ void bestSection(std::string &out, const ReportModel &model) {
   fieldTable(out, best.facts);
 
   out += "<h3>Resources and SASS</h3>\n";
-  table(out, detail::resourcesTable(best));
+  htmlTable(out, detail::resourcesTable(best));
 
   if (!model.untimedNote.empty()) {
     // No timings section: the note under the run table says why.
@@ -278,7 +251,7 @@ void bestSection(std::string &out, const ReportModel &model) {
     out += "<h3>Timings</h3>\n<p class=\"note\">No timings.</p>\n";
   } else {
     out += "<h3>Timings</h3>\n";
-    table(out, detail::timingsTable(best));
+    htmlTable(out, detail::timingsTable(best));
   }
 
   out += "<h3>PTX</h3>\n";
@@ -289,16 +262,7 @@ void bestSection(std::string &out, const ReportModel &model) {
   out += "</section>\n";
 }
 
-std::string page(std::string_view title, std::string_view body) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  // Nothing may load or run: inline styles are the page's only active content.
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += htmlElement("title", title) + "\n<style>" + std::string(basePageStyle()) + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  out += body;
-  out += "</body>\n</html>\n";
-  return out;
-}
+std::string page(std::string_view title, std::string_view body) { return htmlPage(title, kStyle, body); }
 
 } // namespace
 

@@ -186,4 +186,37 @@ std::string htmlElement(std::string_view tag, std::string_view text, std::string
   return out;
 }
 
+void htmlTable(std::string &out, const Table &table, std::string_view cssClass,
+               const std::function<std::string(size_t, size_t)> &classOf) {
+  auto isNumeric = [&table](size_t i) { return i < table.numeric.size() && table.numeric[i]; };
+  out += cssClass.empty() ? "<div class=\"table-wrap\"><table>\n<thead><tr>"
+                          : "<div class=\"table-wrap\"><table class=\"" + std::string(cssClass) + "\">\n<thead><tr>";
+  for (size_t i = 0; i < table.header.size(); ++i) out += htmlElement("th", table.header[i], isNumeric(i) ? "num" : "");
+  out += "</tr></thead>\n<tbody>\n";
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    out += "<tr>";
+    for (size_t i = 0; i < table.rows[r].size(); ++i)
+      out += htmlElement("td", table.rows[r][i], isNumeric(i) ? "num" : classOf ? classOf(r, i) : "");
+    out += "</tr>\n";
+  }
+  out += "</tbody>\n</table></div>\n";
+}
+
+std::string htmlPage(std::string_view title, std::string_view style, std::string_view body) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += htmlElement("title", title) + "\n<style>" + std::string(basePageStyle()) + std::string(style) +
+         "</style>\n</head>\n<body>\n";
+  out += body;
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+double niceStep(double raw) {
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double fraction = raw / magnitude;
+  return magnitude * (fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10);
+}
+
 } // namespace ptxforge::report

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 
 #include <string>
@@ -136,5 +137,24 @@ std::string_view basePageStyle();
 
 /// <tag class="cssClass">text, escaped</tag>.
 std::string htmlElement(std::string_view tag, std::string_view text, std::string_view cssClass = {});
+
+/// A table of text cells; `numeric[i]` marks column i as numbers (right-aligned).
+struct Table {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// `table` as HTML in a wrapper that scrolls a table wider than the page;
+/// `classOf(row, column)`, when given, names the class of a cell that is not numeric.
+void htmlTable(std::string &out, const Table &table, std::string_view cssClass = {},
+               const std::function<std::string(size_t, size_t)> &classOf = {});
+
+/// A whole page: basePageStyle() and then `style` inline, and nothing that
+/// loads or runs (a Content-Security-Policy says so).
+std::string htmlPage(std::string_view title, std::string_view style, std::string_view body);
+
+/// 1, 2, 2.5 or 5 times a power of ten, at least `raw`: a chart's grid step.
+double niceStep(double raw);
 
 } // namespace ptxforge::report

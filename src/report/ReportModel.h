@@ -115,11 +115,7 @@ ReportModel buildModel(const store::RunData &data);
 
 /// A table as both writers show it: plain-text cells, `numeric[i]`
 /// right-aligns column i.
-struct TableData {
-  std::vector<std::string> header;
-  std::vector<bool> numeric;
-  std::vector<std::vector<std::string>> rows;
-};
+using TableData = report::Table;
 
 /// Per round: best speedup, best so far and correct / attempts; only the
 /// counts when nothing was timed (`untimedNote` set).

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -303,6 +304,26 @@ Result<ProcessResult> runProcess(const std::vector<std::string> &argv, const Pro
 bool isExecutableFile(const std::string &path) {
   struct stat info {};
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string findHelperProgram(const std::string &explicitPath, const char *variable, const char *name,
+                              const char *buildPath) {
+  if (!explicitPath.empty()) return isExecutableFile(explicitPath) ? explicitPath : "";
+  if (const char *setting = std::getenv(variable); setting && *setting)
+    return isExecutableFile(setting) ? setting : "";
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error && isExecutableFile((self.parent_path() / name).string())) return (self.parent_path() / name).string();
+  if (buildPath && isExecutableFile(buildPath)) return buildPath;
+  return "";
+}
+
+std::string describeWaitStatus(const std::string &who, int waitStatus) {
+  if (WIFSIGNALED(waitStatus))
+    return who + " was killed by signal " + std::to_string(WTERMSIG(waitStatus)) + " (" + strsignal(WTERMSIG(waitStatus)) +
+           ")";
+  if (WIFEXITED(waitStatus)) return who + " exited with status " + std::to_string(WEXITSTATUS(waitStatus));
+  return who + " ended";
 }
 
 std::optional<std::string> findOnPath(std::string_view name) {

@@ -68,4 +68,15 @@ std::optional<std::string> findOnPath(std::string_view name);
 /// True when `path` names an executable regular file.
 bool isExecutableFile(const std::string &path);
 
+/// One of our helper programs (a worker, a launcher): `explicitPath` when
+/// given, else $`variable` when set, else `name` beside the running binary,
+/// else `buildPath` (where the build put it; may be null). "" when none is an
+/// executable file; an explicit or environment choice is never passed over.
+std::string findHelperProgram(const std::string &explicitPath, const char *variable, const char *name,
+                              const char *buildPath);
+
+/// How a waited-for process ended, for messages: "WHO was killed by signal 9
+/// (Killed)", "WHO exited with status 3", or "WHO ended".
+std::string describeWaitStatus(const std::string &who, int waitStatus);
+
 } // namespace ptxforge

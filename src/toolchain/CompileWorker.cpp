@@ -3,6 +3,7 @@
 // its stderr drained alongside (a full pipe would stall it; the tail names
 // what a crash printed), and a small pool of warm workers per process.
 #include "toolchain/CompileWorker.h"
+#include "support/Process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -37,15 +38,8 @@ constexpr uint64_t kCompilesPerWorker = 2000;
 
 std::atomic<uint64_t> gStarted{0}, gCompiles{0}, gCrashed{0}, gTimedOut{0};
 
-bool isExecutable(const std::string &path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
-
 std::string describeStatus(pid_t pid, int status) {
-  const std::string who = "the compile worker (pid " + std::to_string(pid) + ")";
-  if (WIFSIGNALED(status))
-    return who + " was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status))
-    return who + " exited with status " + std::to_string(WEXITSTATUS(status));
-  return who + " ended";
+  return describeWaitStatus("the compile worker (pid " + std::to_string(pid) + ")", status);
 }
 
 /// One running ptxforge_compile_worker: its pid (also its process group), the
@@ -383,22 +377,11 @@ void release(std::unique_ptr<WorkerProcess> worker) {
 } // namespace
 
 std::string findCompileWorker(const std::string &explicitPath) {
-  if (!explicitPath.empty())
-    return isExecutable(explicitPath) ? explicitPath : "";
-  if (const char *fromEnvironment = std::getenv("PTXFORGE_COMPILE_WORKER"); fromEnvironment && *fromEnvironment)
-    return isExecutable(fromEnvironment) ? fromEnvironment : "";
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::string beside = (self.parent_path() / "ptxforge_compile_worker").string();
-    if (isExecutable(beside))
-      return beside;
-  }
-#ifdef PTXFORGE_COMPILE_WORKER_BUILD_PATH
-  if (isExecutable(PTXFORGE_COMPILE_WORKER_BUILD_PATH))
-    return PTXFORGE_COMPILE_WORKER_BUILD_PATH;
+#ifndef PTXFORGE_COMPILE_WORKER_BUILD_PATH
+#define PTXFORGE_COMPILE_WORKER_BUILD_PATH nullptr
 #endif
-  return "";
+  return findHelperProgram(explicitPath, "PTXFORGE_COMPILE_WORKER", "ptxforge_compile_worker",
+                           PTXFORGE_COMPILE_WORKER_BUILD_PATH);
 }
 
 Result<WorkerOutcome> compileInWorker(const protocol::Request &request, const std::string &workerPath,

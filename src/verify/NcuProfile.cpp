@@ -419,18 +419,10 @@ std::string findNcu() {
 }
 
 std::string findNcuLauncher() {
-  if (const char *setting = std::getenv("PTXFORGE_NCU_LAUNCH"); setting && *setting)
-    return isExecutableFile(setting) ? setting : "";
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::string beside = (self.parent_path() / "ptxforge_ncu_launch").string();
-    if (isExecutableFile(beside)) return beside;
-  }
-#ifdef PTXFORGE_NCU_LAUNCH_BUILD_PATH
-  if (isExecutableFile(PTXFORGE_NCU_LAUNCH_BUILD_PATH)) return PTXFORGE_NCU_LAUNCH_BUILD_PATH;
+#ifndef PTXFORGE_NCU_LAUNCH_BUILD_PATH
+#define PTXFORGE_NCU_LAUNCH_BUILD_PATH nullptr
 #endif
-  return "";
+  return findHelperProgram("", "PTXFORGE_NCU_LAUNCH", "ptxforge_ncu_launch", PTXFORGE_NCU_LAUNCH_BUILD_PATH);
 }
 
 std::string ncuVersion(const std::string &ncuPath) {
