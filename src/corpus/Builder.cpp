@@ -263,7 +263,7 @@ std::string shardName(size_t index, size_t count) {
 }
 
 Result<void> writeText(const std::filesystem::path &path, const std::string &text) {
-  if (!tasks::writeFileAtomically(path, text)) return makeError(ErrorKind::Io, "cannot write " + path.string());
+  if (!writeFileAtomically(path, text)) return makeError(ErrorKind::Io, "cannot write " + path.string());
   return {};
 }
 
@@ -391,7 +391,7 @@ Result<BuildSummary> buildCorpus(const BuildOptions &options) {
       std::error_code createError;
       std::filesystem::create_directories(entryPath.parent_path(), createError);
       // Best effort: an unwritable cache costs time on the next build, nothing else.
-      if (!createError) tasks::writeFileAtomically(entryPath, results[index].dump(-1, ' ', false, Json::error_handler_t::replace));
+      if (!createError) writeFileAtomically(entryPath, results[index].dump(-1, ' ', false, Json::error_handler_t::replace));
     }
     for (Json &kernel : results[index]["kernels"]) {
       const Json &tokens = kernel["tokens"];

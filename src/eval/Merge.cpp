@@ -58,12 +58,8 @@ std::vector<std::string> differences(const json &a, const json &b,
   return out;
 }
 
-std::string joined(const std::vector<std::string> &items,
-                   std::string_view separator = ", ") {
-  std::string out;
-  for (const std::string &item : items)
-    out += (out.empty() ? "" : std::string(separator)) + item;
-  return out;
+std::string joined(const std::vector<std::string> &items, std::string_view separator = ", ") {
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 Result<LoadedShard> loadShard(const ShardSource &source) {

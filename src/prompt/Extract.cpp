@@ -15,7 +15,6 @@ namespace {
 
 constexpr const char *kExpected = "expected one ```ptx fenced block containing .version, .target and an .entry";
 
-bool startsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
 std::vector<std::string_view> splitLines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -61,8 +60,8 @@ std::optional<std::string> outsideDirective(std::string_view line) {
   while (!text.empty() && text.front() == '`') text.remove_prefix(1);
   while (!text.empty() && text.back() == '`') text.remove_suffix(1);
   text = trim(text);
-  if (startsWith(text, "//")) text = trim(text.substr(2));
-  if (!startsWith(text, "@ptxforge")) return std::nullopt;
+  if (text.starts_with("//")) text = trim(text.substr(2));
+  if (!text.starts_with("@ptxforge")) return std::nullopt;
   return "// " + std::string(text);
 }
 
@@ -163,12 +162,12 @@ std::vector<Candidate> fencedCandidates(const std::vector<std::string_view> &lin
 
 bool startsModule(std::string_view line) {
   std::string_view text = trim(line);
-  return startsWith(text, ".version") || startsWith(text, ".target") || startsWith(text, ".address_size");
+  return text.starts_with(".version") || text.starts_with(".target") || text.starts_with(".address_size");
 }
 
 bool startsEntry(std::string_view line) {
   std::string_view text = trim(line);
-  return (startsWith(text, ".visible") || startsWith(text, ".entry") || startsWith(text, ".weak")) &&
+  return (text.starts_with(".visible") || text.starts_with(".entry") || text.starts_with(".weak")) &&
          hasDirective(codePart(text), ".entry");
 }
 
@@ -177,7 +176,7 @@ bool startsEntry(std::string_view line) {
 std::vector<Candidate> unfencedCandidates(const std::vector<std::string_view> &lines, const std::vector<bool> &thinking) {
   std::vector<size_t> starts;
   for (size_t i = 0; i < lines.size(); ++i)
-    if (startsWith(trim(lines[i]), ".version")) starts.push_back(i);
+    if (trim(lines[i]).starts_with(".version")) starts.push_back(i);
   if (starts.empty()) {
     for (size_t i = 0; i < lines.size(); ++i)
       if (startsModule(lines[i]) || startsEntry(lines[i])) {
@@ -191,7 +190,7 @@ std::vector<Candidate> unfencedCandidates(const std::vector<std::string_view> &l
     Candidate candidate;
     candidate.firstLine = starts[s];
     // Comment lines just above belong to the module (nvcc's header, @ptxforge directives).
-    while (candidate.firstLine > 0 && startsWith(trim(lines[candidate.firstLine - 1]), "//")) --candidate.firstLine;
+    while (candidate.firstLine > 0 && trim(lines[candidate.firstLine - 1]).starts_with("//")) --candidate.firstLine;
     candidate.inThinking = thinking[starts[s]];
     std::optional<size_t> lastBrace;
     for (size_t i = starts[s]; i < end; ++i)

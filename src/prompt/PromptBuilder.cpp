@@ -90,9 +90,7 @@ void collectInstructions(const std::vector<ptx::Statement> &statements, std::vec
 }
 
 std::string join(const std::vector<std::string> &items, std::string_view separator) {
-  std::string out;
-  for (const std::string &item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 std::string ptxParamType(const tasks::ParamSpec &param) {

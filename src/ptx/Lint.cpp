@@ -35,7 +35,6 @@ bool allDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 /// PTX special registers (ISA chapter "Special Registers"), by base name.
 bool isSpecialRegister(const std::string &base) {
@@ -47,13 +46,13 @@ bool isSpecialRegister(const std::string &base) {
       "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%warpsz",
   };
   if (names.count(base)) return true;
-  if (startsWith(base, "%envreg") && allDigits(base.substr(7))) return true;
-  if (startsWith(base, "%pm")) {
+  if (base.starts_with("%envreg") && allDigits(base.substr(7))) return true;
+  if (base.starts_with("%pm")) {
     std::string rest = base.substr(3);
     if (rest.size() > 3 && rest.substr(rest.size() - 3) == "_64") rest.resize(rest.size() - 3);
     return allDigits(rest);
   }
-  return startsWith(base, "%reserved_smem") || startsWith(base, "%cluster");
+  return base.starts_with("%reserved_smem") || base.starts_with("%cluster");
 }
 
 /// `%rd12` → {"%rd", 12}; no digits → {name, -1}.
@@ -1084,8 +1083,8 @@ private:
     static const std::unordered_set<std::string> vectors = {"%tid", "%ntid", "%ctaid", "%nctaid", "%cluster_ctaid",
                                                             "%cluster_nctaid", "%clusterid", "%nclusterid"};
     static const std::unordered_set<std::string> wide = {"%clock64", "%globaltimer", "%gridid", "%current_graph_exec"};
-    bool is64 = wide.count(base) || (startsWith(base, "%pm") && base.size() > 3 && base.substr(base.size() - 3) == "_64");
-    if (startsWith(base, "%cluster") || base == "%nclusterid" || base == "%is_explicit_cluster") {
+    bool is64 = wide.count(base) || (base.starts_with("%pm") && base.size() > 3 && base.substr(base.size() - 3) == "_64");
+    if (base.starts_with("%cluster") || base == "%nclusterid" || base == "%is_explicit_cluster") {
       ArchGate gate;
       gate.sm = 90;
       gate.ptx = 78;

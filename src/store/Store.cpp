@@ -547,7 +547,38 @@ struct Store::Impl {
     auto version = queryId("reading the schema version (is it a SQLite database?)", "PRAGMA user_version");
     if (!version)
       return version.error();
+    if (*version > kSchemaVersion)
+      return ioError(fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *version,
+                                 kSchemaVersion));
     return static_cast<int>(*version);
+  }
+
+  /// `body` (a write returning a Result) inside one write transaction, committed when it succeeds.
+  template <typename Body> auto inTransaction(std::string_view what, Body &&body) -> decltype(body()) {
+    Transaction transaction(*this);
+    if (auto begun = transaction.begin(what, true); !begun)
+      return begun.error();
+    auto result = body();
+    if (!result)
+      return result.error();
+    if (auto committed = transaction.commit(what); !committed)
+      return committed.error();
+    return result;
+  }
+
+  /// A connection to `path` opened with `flags`, with the busy timeout set.
+  static Result<std::unique_ptr<Impl>> connect(const std::string &path, int flags) {
+    auto impl = std::make_unique<Impl>();
+    impl->path = path;
+    sqlite3 *raw = nullptr;
+    // NOMUTEX: Impl::mutex already serializes every use of the connection.
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    impl->db.reset(raw);
+    if (rc != SQLITE_OK)
+      return raw ? impl->sqliteError("cannot open the database") : impl->ioError("cannot open the database: out of memory");
+    if (sqlite3_busy_timeout(raw, kBusyTimeoutMs) != SQLITE_OK)
+      return impl->sqliteError("setting the busy timeout");
+    return impl;
   }
 
   /// Creates the schema of a fresh (or older) database, or refuses a newer one.
@@ -555,9 +586,6 @@ struct Store::Impl {
     auto version = userVersion();
     if (!version)
       return version.error();
-    if (*version > kSchemaVersion)
-      return ioError(fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *version,
-                                 kSchemaVersion));
     // Checked before switching to WAL so that a database this build refuses is left as it was.
     {
       auto mode = prepare("setting WAL mode", "PRAGMA journal_mode = WAL");
@@ -578,12 +606,8 @@ struct Store::Impl {
     if (auto begun = transaction.begin("creating the schema", true); !begun)
       return begun.error();
     // Another process may have created the schema between the check and the lock.
-    auto locked = userVersion();
-    if (!locked)
+    if (auto locked = userVersion(); !locked)
       return locked.error();
-    if (*locked > kSchemaVersion)
-      return ioError(fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *locked,
-                                 kSchemaVersion));
     if (sqlite3_exec(db.get(), kSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
       return sqliteError("creating the schema");
     if (sqlite3_exec(db.get(), kStreamSegmentsSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
@@ -607,45 +631,27 @@ Store::Store(std::string path, std::unique_ptr<Impl> impl) : path_(std::move(pat
 Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::openReadOnly(const std::string &path) {
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
   std::error_code error;
   if (!std::filesystem::exists(path, error))
     return makeError(ErrorKind::InvalidInput,
                      fmt::format("no run store at {}: nothing has been recorded there (give --store, or set "
                                  "PTXFORGE_STORE)",
                                  path));
-  sqlite3 *raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-  impl->db.reset(raw);
-  if (rc != SQLITE_OK)
-    return raw ? impl->sqliteError("cannot open the database") : impl->ioError("cannot open the database: out of memory");
-  if (sqlite3_busy_timeout(raw, kBusyTimeoutMs) != SQLITE_OK)
-    return impl->sqliteError("setting the busy timeout");
-  auto version = impl->userVersion();
-  if (!version)
+  auto impl = Impl::connect(path, SQLITE_OPEN_READONLY);
+  if (!impl)
+    return impl.error();
+  if (auto version = (*impl)->userVersion(); !version)
     return version.error();
-  if (*version > kSchemaVersion)
-    return impl->ioError(
-        fmt::format("schema version {} is newer than this build of ptxforge knows ({})", *version, kSchemaVersion));
-  return std::unique_ptr<Store>(new Store(path, std::move(impl)));
+  return std::unique_ptr<Store>(new Store(path, std::move(*impl)));
 }
 
 Result<std::unique_ptr<Store>> Store::open(const std::string &path) {
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  sqlite3 *raw = nullptr;
-  // NOMUTEX: Impl::mutex already serializes every use of the connection.
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
-  impl->db.reset(raw);
-  if (rc != SQLITE_OK)
-    return raw ? impl->sqliteError("cannot open the database") : impl->ioError("cannot open the database: out of memory");
-  if (sqlite3_busy_timeout(raw, kBusyTimeoutMs) != SQLITE_OK)
-    return impl->sqliteError("setting the busy timeout");
-  if (auto schema = impl->prepareSchema(); !schema)
+  auto impl = Impl::connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!impl)
+    return impl.error();
+  if (auto schema = (*impl)->prepareSchema(); !schema)
     return schema.error();
-  return std::unique_ptr<Store>(new Store(path, std::move(impl)));
+  return std::unique_ptr<Store>(new Store(path, std::move(*impl)));
 }
 
 Result<int64_t> Store::createRun(const RunRecord &run) {
@@ -689,25 +695,19 @@ Result<std::vector<RunRecord>> Store::runs(size_t limit) {
 Result<int64_t> Store::addPrompt(const PromptRecord &prompt) {
   std::lock_guard lock(impl_->mutex);
   constexpr std::string_view what = "adding a prompt";
-  Impl::Transaction transaction(*impl_);
-  if (auto begun = transaction.begin(what, true); !begun)
-    return begun.error();
-  auto inserted = impl_->execute(
-      what,
-      "INSERT INTO prompts (run_id, round, slot, kind, strategies, tendency, temperature, parent_candidate_id, "
-      "request_hash, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-      "ON CONFLICT(run_id, round, slot, kind) DO NOTHING",
-      prompt.runId, prompt.round, prompt.slot, prompt.kind, prompt.strategies, prompt.tendency, prompt.temperature,
-      prompt.parentCandidateId, prompt.requestHash, dumpJson(prompt.request));
-  if (!inserted)
-    return inserted.error();
-  auto id = impl_->queryId(what, "SELECT id FROM prompts WHERE run_id = ? AND round = ? AND slot = ? AND kind = ?",
-                           prompt.runId, prompt.round, prompt.slot, prompt.kind);
-  if (!id)
-    return id.error();
-  if (auto committed = transaction.commit(what); !committed)
-    return committed.error();
-  return *id;
+  return impl_->inTransaction(what, [&]() -> Result<int64_t> {
+    auto inserted = impl_->execute(
+        what,
+        "INSERT INTO prompts (run_id, round, slot, kind, strategies, tendency, temperature, parent_candidate_id, "
+        "request_hash, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(run_id, round, slot, kind) DO NOTHING",
+        prompt.runId, prompt.round, prompt.slot, prompt.kind, prompt.strategies, prompt.tendency, prompt.temperature,
+        prompt.parentCandidateId, prompt.requestHash, dumpJson(prompt.request));
+    if (!inserted)
+      return inserted.error();
+    return impl_->queryId(what, "SELECT id FROM prompts WHERE run_id = ? AND round = ? AND slot = ? AND kind = ?",
+                          prompt.runId, prompt.round, prompt.slot, prompt.kind);
+  });
 }
 
 Result<std::optional<PromptRecord>> Store::findPrompt(int64_t runId, int round, int slot, const std::string &kind) {
@@ -720,25 +720,19 @@ Result<std::optional<PromptRecord>> Store::findPrompt(int64_t runId, int round, 
 Result<int64_t> Store::putCompletion(const CompletionRecord &completion) {
   std::lock_guard lock(impl_->mutex);
   constexpr std::string_view what = "storing a completion";
-  Impl::Transaction transaction(*impl_);
-  if (auto begun = transaction.begin(what, true); !begun)
-    return begun.error();
-  // An upsert rather than INSERT OR REPLACE: REPLACE deletes the old row and
-  // would give the completion a new id.
-  auto stored = impl_->execute(
-      what,
-      "INSERT INTO completions (prompt_id, status, text, error, meta, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-      "ON CONFLICT(prompt_id) DO UPDATE SET status = excluded.status, text = excluded.text, "
-      "error = excluded.error, meta = excluded.meta, created_at = excluded.created_at",
-      completion.promptId, completion.status, completion.text, completion.error, dumpJson(completion.meta), utcNow());
-  if (!stored)
-    return stored.error();
-  auto id = impl_->queryId(what, "SELECT id FROM completions WHERE prompt_id = ?", completion.promptId);
-  if (!id)
-    return id.error();
-  if (auto committed = transaction.commit(what); !committed)
-    return committed.error();
-  return *id;
+  return impl_->inTransaction(what, [&]() -> Result<int64_t> {
+    // An upsert rather than INSERT OR REPLACE: REPLACE deletes the old row and
+    // would give the completion a new id.
+    auto stored = impl_->execute(
+        what,
+        "INSERT INTO completions (prompt_id, status, text, error, meta, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(prompt_id) DO UPDATE SET status = excluded.status, text = excluded.text, "
+        "error = excluded.error, meta = excluded.meta, created_at = excluded.created_at",
+        completion.promptId, completion.status, completion.text, completion.error, dumpJson(completion.meta), utcNow());
+    if (!stored)
+      return stored.error();
+    return impl_->queryId(what, "SELECT id FROM completions WHERE prompt_id = ?", completion.promptId);
+  });
 }
 
 Result<std::optional<CompletionRecord>> Store::findCompletion(int64_t promptId) {
@@ -783,23 +777,17 @@ Result<std::vector<StreamSegmentRecord>> Store::streamSegments(int64_t promptId)
 Result<int64_t> Store::addCandidate(const CandidateRecord &candidate) {
   std::lock_guard lock(impl_->mutex);
   constexpr std::string_view what = "adding a candidate";
-  Impl::Transaction transaction(*impl_);
-  if (auto begun = transaction.begin(what, true); !begun)
-    return begun.error();
-  auto inserted = impl_->execute(
-      what,
-      "INSERT INTO candidates (run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, duplicate_of, "
-      "extract_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(prompt_id) DO NOTHING",
-      candidate.runId, candidate.promptId, candidate.round, candidate.slot, candidate.ptx, candidate.ptxHash,
-      candidate.sassHash, candidate.duplicateOf, candidate.extractError, utcNow());
-  if (!inserted)
-    return inserted.error();
-  auto id = impl_->queryId(what, "SELECT id FROM candidates WHERE prompt_id = ?", candidate.promptId);
-  if (!id)
-    return id.error();
-  if (auto committed = transaction.commit(what); !committed)
-    return committed.error();
-  return *id;
+  return impl_->inTransaction(what, [&]() -> Result<int64_t> {
+    auto inserted = impl_->execute(
+        what,
+        "INSERT INTO candidates (run_id, prompt_id, round, slot, ptx, ptx_hash, sass_hash, duplicate_of, "
+        "extract_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(prompt_id) DO NOTHING",
+        candidate.runId, candidate.promptId, candidate.round, candidate.slot, candidate.ptx, candidate.ptxHash,
+        candidate.sassHash, candidate.duplicateOf, candidate.extractError, utcNow());
+    if (!inserted)
+      return inserted.error();
+    return impl_->queryId(what, "SELECT id FROM candidates WHERE prompt_id = ?", candidate.promptId);
+  });
 }
 
 Result<std::optional<CandidateRecord>> Store::findCandidate(int64_t promptId) {

@@ -1,12 +1,15 @@
 // Bounded file and stream reading (see InputReader.h).
 #include "support/InputReader.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace ptxforge {
 
@@ -108,6 +111,38 @@ std::string describeByteSize(size_t bytes) {
   else
     std::snprintf(buffer, sizeof buffer, "%.1f %s", value, kUnits[unit]);
   return buffer;
+}
+
+bool writeFileAtomically(const std::filesystem::path &path, std::string_view data) {
+  static std::atomic<uint64_t> counter{0};
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
+    if (!stream) return false;
+    stream.write(data.data(), static_cast<std::streamsize>(data.size()));
+    stream.flush();
+    if (!stream) {
+      std::error_code ec;
+      std::filesystem::remove(temporary, ec);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    return false;
+  }
+  return true;
+}
+
+std::filesystem::path cacheRoot() {
+  if (const char *dir = std::getenv("PTXFORGE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ptxforge";
+  if (const char *home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "ptxforge";
+  std::error_code ec;
+  return std::filesystem::temp_directory_path(ec) / "ptxforge-cache";
 }
 
 } // namespace ptxforge

@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace ptxforge {
 
@@ -42,5 +44,15 @@ inline constexpr const char *kMaxInputBytesEnv = "PTXFORGE_MAX_INPUT_BYTES";
 
 /// "64 MiB", "1.5 KiB", "17 bytes": sizes in messages.
 std::string describeByteSize(size_t bytes);
+
+/// Writes `data` to a unique temporary file beside `path`, then renames it
+/// over `path`: readers see the old file or the new one, never half of one.
+/// False (and no temporary left behind) when either step fails.
+bool writeFileAtomically(const std::filesystem::path &path, std::string_view data);
+
+/// Where ptxforge caches (references, SASS statistics, device ceilings):
+/// $PTXFORGE_CACHE_DIR, else $XDG_CACHE_HOME/ptxforge, else ~/.cache/ptxforge
+/// (else a ptxforge-cache folder in the system temp directory when HOME is unset).
+std::filesystem::path cacheRoot();
 
 } // namespace ptxforge

@@ -141,40 +141,6 @@ bool ptxHasEntry(const std::string &ptx, std::string_view kernelName) {
 
 } // namespace
 
-/// Writes to a unique temporary file beside `path`, then renames it over
-/// `path`: readers see the old entry or the new one, never half of one.
-bool writeFileAtomically(const std::filesystem::path &path, std::string_view data) {
-  static std::atomic<uint64_t> counter{0};
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream) return false;
-    stream.write(data.data(), static_cast<std::streamsize>(data.size()));
-    stream.flush();
-    if (!stream) {
-      std::error_code ec;
-      std::filesystem::remove(temporary, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    return false;
-  }
-  return true;
-}
-
-std::filesystem::path referenceCacheDir() {
-  if (const char *dir = std::getenv("PTXFORGE_CACHE_DIR"); dir && *dir) return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ptxforge";
-  if (const char *home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "ptxforge";
-  std::error_code ec;
-  return std::filesystem::temp_directory_path(ec) / "ptxforge-cache";
-}
-
 std::vector<std::string> nvrtcOptions(std::string_view arch) {
   Result<std::string> compute = virtualArch(arch);
   // NVRTC's defaults match nvcc's device defaults (-O3-equivalent, fmad on).
@@ -229,7 +195,7 @@ Result<CompiledReference> compileReferenceSource(std::string_view source, std::s
   reference.nvrtcVersion = *version;
   reference.backend = backend;
 
-  std::filesystem::path cacheDir = options.cacheDir.empty() ? referenceCacheDir() : options.cacheDir;
+  std::filesystem::path cacheDir = options.cacheDir.empty() ? cacheRoot() : options.cacheDir;
   std::filesystem::path entryPath = cacheDir / "reference" / (reference.cacheKey + ".bin");
   if (options.useCache) {
     // A missing or unreadable entry is a cache miss.

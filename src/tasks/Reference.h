@@ -27,7 +27,7 @@ struct CompiledReference {
 
 /// Where compileReference keeps its cache.
 struct ReferenceOptions {
-  /// Empty: referenceCacheDir(). The cache lives in <dir>/reference/.
+  /// Empty: cacheRoot() (support/InputReader.h). The cache lives in <dir>/reference/.
   std::filesystem::path cacheDir;
   bool useCache = true;
   /// What compiles the PTX to the cubin the gate times: "nvjitlink" (the
@@ -37,15 +37,6 @@ struct ReferenceOptions {
   /// else the gate's compiler (toolchain::gateCompilerBackend()).
   std::string backend;
 };
-
-/// $PTXFORGE_CACHE_DIR, else $XDG_CACHE_HOME/ptxforge, else ~/.cache/ptxforge
-/// (else a ptxforge folder in the system temp directory when HOME is unset).
-std::filesystem::path referenceCacheDir();
-
-/// Writes `data` to a unique temporary file beside `path`, then renames it
-/// over `path`: readers see the old file or the new one, never half of one.
-/// False (and no temporary left behind) when either step fails.
-bool writeFileAtomically(const std::filesystem::path &path, std::string_view data);
 
 /// The NVRTC options used for `arch` (sm_NN[a|f]): PTX for compute_NN[a|f],
 /// C++17, nvcc's default optimisation, the toolkit headers on the include path.

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -147,22 +146,7 @@ SassCacheLimits SassCacheLimits::fromEnvironment() {
   return limits;
 }
 
-std::filesystem::path sassCacheDir() {
-  // The same choice as tasks::referenceCacheDir() (which toolchain cannot
-  // depend on: tasks sits above it).
-  std::filesystem::path root;
-  if (const char *dir = std::getenv("PTXFORGE_CACHE_DIR"); dir && *dir)
-    root = dir;
-  else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    root = std::filesystem::path(xdg) / "ptxforge";
-  else if (const char *home = std::getenv("HOME"); home && *home)
-    root = std::filesystem::path(home) / ".cache" / "ptxforge";
-  else {
-    std::error_code ignored;
-    root = std::filesystem::temp_directory_path(ignored) / "ptxforge-cache";
-  }
-  return root / "sass";
-}
+std::filesystem::path sassCacheDir() { return cacheRoot() / "sass"; }
 
 std::string sassCacheKey(const std::vector<uint8_t> &cubin) {
   return sha256Hex(std::string_view(reinterpret_cast<const char *>(cubin.data()), cubin.size()));
@@ -202,22 +186,7 @@ void rememberSassStats(const std::string &key, const std::string &tool, const Sa
   const std::filesystem::path dir = sassCacheDir();
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) return;
-  static std::atomic<uint64_t> writes{0};
-  std::filesystem::path temporary = dir / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) {
-      std::filesystem::remove(temporary, error);
-      return;
-    }
-  }
-  std::filesystem::rename(temporary, dir / (key + ".json"), error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    return;
-  }
+  if (error || !writeFileAtomically(dir / (key + ".json"), text)) return;
   // A directory scan per write would cost more than the cache saves on a
   // large folder: trim on a process's first write, then whenever it has
   // written an eighth of the limit since the last trim (the folder stays

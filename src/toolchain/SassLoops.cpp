@@ -87,8 +87,6 @@ bool conditionalBranch(const Line &line) {
   return line.operands.size() > 1 && line.operands.front() != "PT";
 }
 
-bool startsWith(const std::string &text, const char *prefix) { return text.rfind(prefix, 0) == 0; }
-
 bool isBulkCopy(const std::string &base) {
   return base == "UTMALDG" || base == "UTMASTG" || base == "UTMAREDG" || base == "UBLKCP" || base == "UBLKRED";
 }
@@ -98,7 +96,7 @@ void addToMix(const Line &line, SassMix &mix) {
   ++mix.instructions;
   ++mix.opcodes[base];
   if (base == "FFMA" || base == "FFMA2") ++mix.ffma;
-  else if (base == "IMAD" && !startsWith(line.opcode, "IMAD.MOV")) ++mix.imad;
+  else if (base == "IMAD" && !line.opcode.starts_with("IMAD.MOV")) ++mix.imad;
   else if (base == "LDG") { ++mix.ldg; ++mix.ldgWidths[accessWidthBits(line.opcode)]; }
   else if (base == "STG") { ++mix.stg; ++mix.stgWidths[accessWidthBits(line.opcode)]; }
   else if (base == "LDS") { ++mix.lds; ++mix.ldsWidths[accessWidthBits(line.opcode)]; }
@@ -116,7 +114,7 @@ bool isWaitLoop(const SassMix &mix) {
   if (mix.instructions > 8) return false;
   bool polls = false;
   for (const auto &[base, n] : mix.opcodes)
-    if (startsWith(base, "SYNCS") || base == "NANOSLEEP" || base == "YIELD") polls = true;
+    if (base.starts_with("SYNCS") || base == "NANOSLEEP" || base == "YIELD") polls = true;
   return polls && mix.ffma == 0 && mix.tensorCoreOps == 0 && mix.lds == 0 && mix.sts == 0 && mix.ldsm == 0 &&
          mix.ldgsts == 0 && mix.stg == 0 && mix.bulkCopies == 0;
 }
@@ -309,7 +307,7 @@ std::optional<double> SassMix::mathPerSharedLoad() const {
 Result<std::vector<FunctionLoops>> sassLoops(const SassStats &stats) {
   // sm_NN: from Volta on, instructions are 16 bytes with their control bits inside.
   int major = 0;
-  if (stats.arch.size() > 3 && startsWith(stats.arch, "sm_")) {
+  if (stats.arch.size() > 3 && stats.arch.starts_with("sm_")) {
     const std::string digits = stats.arch.substr(3);
     size_t used = 0;
     for (; used < digits.size() && std::isdigit(static_cast<unsigned char>(digits[used])); ++used) {}
@@ -333,7 +331,7 @@ Result<std::vector<FunctionLoops>> sassLoops(const SassStats &stats) {
     if (end == std::string::npos) end = code.size();
     std::string raw = code.substr(start, end - start);
     start = end + 1;
-    if (startsWith(raw, "function ") && !raw.empty() && raw.back() == ':') {
+    if (raw.starts_with("function ") && !raw.empty() && raw.back() == ':') {
       flush();
       name = raw.substr(9, raw.size() - 10);
       inFunction = true;

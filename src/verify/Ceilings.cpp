@@ -3,7 +3,7 @@
 // for FP32 (fma.rn.f32) and FP16 (fma.rn.f16x2) throughput.
 #include "verify/Ceilings.h"
 
-#include "tasks/Reference.h"
+#include "support/InputReader.h"
 #include "toolchain/Compiler.h"
 
 #include <fmt/format.h>
@@ -181,7 +181,7 @@ Result<DeviceCeilings> measureCeilings(exec::Executor &executor) {
 }
 
 std::filesystem::path ceilingsCachePath(const std::string &deviceName) {
-  return tasks::referenceCacheDir() / ("device-" + safeName(deviceName) + ".json");
+  return cacheRoot() / ("device-" + safeName(deviceName) + ".json");
 }
 
 nlohmann::json toJson(const DeviceCeilings &c) {
@@ -209,7 +209,7 @@ Result<void> storeCeilings(const DeviceCeilings &ceilings) {
   std::filesystem::path path = ceilingsCachePath(ceilings.device);
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
-  if (!tasks::writeFileAtomically(path, toJson(ceilings).dump(2) + "\n"))
+  if (!writeFileAtomically(path, toJson(ceilings).dump(2) + "\n"))
     return makeError(ErrorKind::Io, "cannot write " + path.string());
   return {};
 }

@@ -1,4 +1,5 @@
 // reference.cu through NVRTC and nvJitLink, and the on-disk cache (label jit: needs the toolkit, not a GPU).
+#include "support/InputReader.h"
 #include "tasks/Reference.h"
 
 #include "TaskTestSupport.h"
@@ -120,12 +121,12 @@ TEST(Reference, CompileErrorsCarryNvrtcsLog) {
 
 TEST(Reference, CacheDirectoryFollowsTheEnvironment) {
   ::setenv("PTXFORGE_CACHE_DIR", "/tmp/pf-cache-test", 1);
-  EXPECT_EQ(referenceCacheDir(), std::filesystem::path("/tmp/pf-cache-test"));
+  EXPECT_EQ(cacheRoot(), std::filesystem::path("/tmp/pf-cache-test"));
   ::unsetenv("PTXFORGE_CACHE_DIR");
   const char *xdg = std::getenv("XDG_CACHE_HOME");
   std::string saved = xdg ? xdg : "";
   ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
-  EXPECT_EQ(referenceCacheDir(), std::filesystem::path("/tmp/xdg/ptxforge"));
+  EXPECT_EQ(cacheRoot(), std::filesystem::path("/tmp/xdg/ptxforge"));
   if (xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
   else ::unsetenv("XDG_CACHE_HOME");
 }

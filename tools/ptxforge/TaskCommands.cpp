@@ -69,9 +69,7 @@ std::string compactShape(const tasks::TaskSpec &task, const tasks::Shape &shape)
 }
 
 std::string joined(const std::vector<std::string> &items, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? std::string(separator) : std::string()) + items[i];
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 const char *cTypeName(tasks::ElementType type) {
