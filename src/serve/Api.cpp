@@ -15,10 +15,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-bool isOutput(const tasks::ParamSpec &param) {
-  return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
-}
-
 Json optionalExpressionJson(const std::optional<tasks::Expression> &expression) {
   if (!expression) return nullptr;
   return tasks::toString(*expression);
@@ -69,7 +65,7 @@ std::string scalarValueText(const tasks::ParamSpec &param) {
 
 tasks::Tolerance effectiveTolerance(const tasks::TaskSpec &task) {
   for (const tasks::ParamSpec &param : task.params)
-    if (isOutput(param)) return tasks::toleranceFor(task, param.type);
+    if (param.isOutput()) return tasks::toleranceFor(task, param.type);
   return task.tolerance;
 }
 

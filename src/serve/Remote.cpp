@@ -32,13 +32,7 @@ nlohmann::json checkRequestJson(const tasks::TaskSpec &task, const std::string &
   }
   if (!options.extraShapes.empty()) {
     nlohmann::json extra = nlohmann::json::array();
-    for (const tasks::Shape &shape : options.extraShapes) {
-      std::string text;
-      for (const std::string &symbol : task.symbols)
-        if (auto it = shape.find(symbol); it != shape.end())
-          text += fmt::format("{}{}={}", text.empty() ? "" : ",", symbol, it->second);
-      extra.push_back(text);
-    }
+    for (const tasks::Shape &shape : options.extraShapes) extra.push_back(tasks::compactShape(task, shape));
     body["extra_shapes"] = std::move(extra);
   }
   return body;

@@ -22,23 +22,6 @@ template <typename T> T load(const void *data, size_t index) {
   return value;
 }
 
-double decode(ElementType type, const void *data, size_t index) {
-  switch (type) {
-  case ElementType::F32: return load<float>(data, index);
-  case ElementType::F64: return load<double>(data, index);
-  case ElementType::F16: return halfBitsToFloat(load<uint16_t>(data, index));
-  case ElementType::BF16: return bf16BitsToFloat(load<uint16_t>(data, index));
-  case ElementType::I8: return load<int8_t>(data, index);
-  case ElementType::U8: return load<uint8_t>(data, index);
-  case ElementType::I32: return load<int32_t>(data, index);
-  case ElementType::U32: return load<uint32_t>(data, index);
-  case ElementType::I64: return static_cast<double>(load<int64_t>(data, index));
-  case ElementType::U64: return static_cast<double>(load<uint64_t>(data, index));
-  case ElementType::E4M3: return e4m3BitsToFloat(load<uint8_t>(data, index));
-  }
-  return 0;
-}
-
 template <typename T> std::string shortest(T value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -56,16 +39,33 @@ bool integersEqual(ElementType type, const void *got, const void *want, size_t i
 
 } // namespace
 
+double decodeElement(ElementType type, const void *data, size_t index) {
+  switch (type) {
+  case ElementType::F32: return load<float>(data, index);
+  case ElementType::F64: return load<double>(data, index);
+  case ElementType::F16: return halfBitsToFloat(load<uint16_t>(data, index));
+  case ElementType::BF16: return bf16BitsToFloat(load<uint16_t>(data, index));
+  case ElementType::I8: return load<int8_t>(data, index);
+  case ElementType::U8: return load<uint8_t>(data, index);
+  case ElementType::I32: return load<int32_t>(data, index);
+  case ElementType::U32: return load<uint32_t>(data, index);
+  case ElementType::I64: return static_cast<double>(load<int64_t>(data, index));
+  case ElementType::U64: return static_cast<double>(load<uint64_t>(data, index));
+  case ElementType::E4M3: return e4m3BitsToFloat(load<uint8_t>(data, index));
+  }
+  return 0;
+}
+
 std::string formatElement(ElementType type, const void *data, size_t index) {
   switch (type) {
   case ElementType::F32: return shortest(load<float>(data, index));
   case ElementType::F64: return shortest(load<double>(data, index));
   case ElementType::F16:
   case ElementType::BF16:
-  case ElementType::E4M3: return shortest(static_cast<float>(decode(type, data, index)));
+  case ElementType::E4M3: return shortest(static_cast<float>(decodeElement(type, data, index)));
   case ElementType::I64: return std::to_string(load<int64_t>(data, index));
   case ElementType::U64: return std::to_string(load<uint64_t>(data, index));
-  default: return std::to_string(static_cast<int64_t>(decode(type, data, index)));
+  default: return std::to_string(static_cast<int64_t>(decodeElement(type, data, index)));
   }
 }
 
@@ -77,7 +77,7 @@ CompareResult compareRange(ElementType type, const void *got, const void *want, 
   CompareResult result;
   bool exactIntegers = !isFloatingType(type) && !tolerance.atolGiven;
   for (size_t i = begin; i < end; ++i) {
-    double g = decode(type, got, i), w = decode(type, want, i);
+    double g = decodeElement(type, got, i), w = decodeElement(type, want, i);
     bool ok;
     if (!isFloatingType(type) && integersEqual(type, got, want, i)) {
       ok = true;

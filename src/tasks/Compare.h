@@ -36,6 +36,9 @@ CompareResult compareBuffers(ElementType type, const void *got, const void *want
 /// One element as text, the way compareBuffers prints it.
 std::string formatElement(ElementType type, const void *data, size_t index);
 
+/// Element `index` of a buffer of `type` as a double (f16, bf16 and e4m3 widened exactly).
+double decodeElement(ElementType type, const void *data, size_t index);
+
 /// A one-line summary: "ok: 1000 elements, max abs 1.2e-07, max rel 3.4e-07" or
 /// "3 of 1000 elements differ; first at [17]: got 0.5, want 0.25 (max abs ..., max rel ...)".
 std::string describe(const CompareResult &result);

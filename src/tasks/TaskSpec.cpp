@@ -230,6 +230,14 @@ size_t paramBytes(const ParamSpec &param) {
   return param.isPointer ? 8 : elementSize(param.type);
 }
 
+int64_t elementsOf(const TaskSpec &task, const Shape &shape) {
+  int64_t total = 0;
+  for (const ParamSpec &param : task.params)
+    if (param.isPointer)
+      if (Result<int64_t> count = evaluate(param.count, shape)) total += *count;
+  return total;
+}
+
 namespace {
 
 /// Where checkTensorMapOnShape found a problem: the tensor_map key ("dims",
@@ -312,6 +320,14 @@ std::string shapeToString(const Shape &shape) {
     out += name + "=" + std::to_string(value);
   }
   return out + "}";
+}
+
+std::string compactShape(const TaskSpec &task, const Shape &shape) {
+  std::string out;
+  for (const std::string &symbol : task.symbols)
+    if (auto it = shape.find(symbol); it != shape.end())
+      out += (out.empty() ? "" : ",") + symbol + "=" + std::to_string(it->second);
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -1212,9 +1228,7 @@ Result<TaskSpec> parseTask(std::string_view tomlText, const std::string &fileNam
   } else {
     v.missing(noWhere, "", "params ([[params]] tables)");
   }
-  bool hasOutput = std::any_of(task.params.begin(), task.params.end(), [](const ParamSpec &param) {
-    return param.isPointer && (param.role == ParamRole::Output || param.role == ParamRole::InOut);
-  });
+  bool hasOutput = std::any_of(task.params.begin(), task.params.end(), [](const ParamSpec &param) { return param.isOutput(); });
   // Only on an otherwise clean [[params]]: an unknown role already explains a missing output.
   if (!task.params.empty() && !hasOutput && !v.hasErrors())
     v.error(document.get("params")->source(), "no output: at least one pointer parameter must have role 'output' or 'inout'");

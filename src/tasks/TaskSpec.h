@@ -106,6 +106,9 @@ struct ParamSpec {
   InitSpec init;     ///< inputs and inouts only
   /// A tensor map (not a pointer, role Scalar; `type` is its element type).
   std::optional<TensorMapParam> tensorMap;
+
+  /// A buffer the kernel writes (Output or InOut), compared after the launch.
+  bool isOutput() const { return isPointer && (role == ParamRole::Output || role == ParamRole::InOut); }
 };
 
 /// "a TMA tensor map over `in`: f32, dims [N, M] (innermost first), strides
@@ -204,6 +207,10 @@ struct TaskSpec {
   std::string referenceSource;     ///< reference.cu text
 };
 
+/// The elements of every buffer of `task` at `shape`, summed (a count that
+/// does not evaluate adds nothing): a launch's size for ordering shapes.
+int64_t elementsOf(const TaskSpec &task, const Shape &shape);
+
 /// A tensor map's numbers for one shape.
 struct ResolvedTensorMap {
   ElementType type = ElementType::F32;
@@ -230,6 +237,10 @@ const ParamSpec *findParam(const TaskSpec &task, std::string_view name);
 
 /// Renders a shape as "{m=3, n=5}" for messages.
 std::string shapeToString(const Shape &shape);
+
+/// "M=1000,N=1000,K=1000": the task's symbols in declared order, as
+/// `--extra-shape` and the audit write a shape.
+std::string compactShape(const TaskSpec &task, const Shape &shape);
 
 /// Loads `folder`/task.toml and `folder`/reference.cu and validates them.
 /// Errors are ErrorKind::InvalidInput (or Io for unreadable files); the message

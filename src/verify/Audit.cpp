@@ -32,10 +32,6 @@ constexpr double kMostFraction = 0.9;
 /// A floating scalar is scaled by this much to see whether it matters.
 constexpr double kScalarScale = 1.1;
 
-bool isOutput(const tasks::ParamSpec &param) {
-  return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
-}
-
 /// An input whose generated values depend on the seed (const, iota and
 /// index-mod do not: re-drawing them changes nothing, so they are not audited).
 bool isSeededInput(const tasks::ParamSpec &param) {
@@ -53,37 +49,6 @@ tasks::Tolerance outputTolerance(const tasks::TaskSpec &task, const tasks::Param
   tasks::Tolerance tolerance = tasks::toleranceFor(task, param.type);
   if (!tasks::isFloatingType(param.type) && !tolerance.atolGiven) tolerance.atol = tolerance.rtol = 0;
   return tolerance;
-}
-
-double decodeElement(tasks::ElementType type, const uint8_t *data, size_t index) {
-  auto load = [&]<typename T>(T) {
-    T value;
-    std::memcpy(&value, data + index * sizeof(T), sizeof(T));
-    return value;
-  };
-  switch (type) {
-  case tasks::ElementType::F32: return load(float{});
-  case tasks::ElementType::F64: return load(double{});
-  case tasks::ElementType::F16: return tasks::halfBitsToFloat(load(uint16_t{}));
-  case tasks::ElementType::BF16: return tasks::bf16BitsToFloat(load(uint16_t{}));
-  case tasks::ElementType::I8: return load(int8_t{});
-  case tasks::ElementType::U8: return load(uint8_t{});
-  case tasks::ElementType::I32: return load(int32_t{});
-  case tasks::ElementType::U32: return load(uint32_t{});
-  case tasks::ElementType::I64: return static_cast<double>(load(int64_t{}));
-  case tasks::ElementType::U64: return static_cast<double>(load(uint64_t{}));
-  case tasks::ElementType::E4M3: return tasks::e4m3BitsToFloat(load(uint8_t{}));
-  }
-  return 0;
-}
-
-/// The task's size symbols in declared order: "rows=64,cols=128".
-std::string shapeText(const tasks::TaskSpec &task, const tasks::Shape &shape) {
-  std::string out;
-  for (const std::string &symbol : task.symbols)
-    if (auto it = shape.find(symbol); it != shape.end())
-      out += fmt::format("{}{}={}", out.empty() ? "" : ",", symbol, it->second);
-  return out;
 }
 
 /// How one run perturbs the task's inputs: a seed per parameter and a scale
@@ -149,11 +114,11 @@ public:
     config.timeoutMs = timeoutMs_;
     if (Result<void> ran = executor_.launch(kernel_, config, args.pack()); !ran)
       return makeError(ErrorKind::Internal, fmt::format("the reference of '{}' failed on {}: {}", task_.name,
-                                                        shapeText(task_, shape), render(ran.error())));
+                                                        tasks::compactShape(task_, shape), render(ran.error())));
     (void)executor_.takeFindings();
     Outputs outputs(task_.params.size());
     for (size_t i = 0; i < task_.params.size(); ++i) {
-      if (!isOutput(task_.params[i])) continue;
+      if (!task_.params[i].isOutput()) continue;
       outputs[i].resize(bytes[i]);
       if (bytes[i])
         if (Result<void> ok = executor_.copyToHost(outputs[i].data(), buffers[i].handle(), 0, bytes[i]); !ok)
@@ -219,7 +184,7 @@ bool outputsMatch(const tasks::TaskSpec &task, const Outputs &a, const Outputs &
   largest.clear();
   for (size_t i = 0; i < task.params.size(); ++i) {
     const tasks::ParamSpec &param = task.params[i];
-    if (!isOutput(param)) continue;
+    if (!param.isOutput()) continue;
     size_t count = a[i].size() / tasks::elementSize(param.type);
     tasks::CompareResult compare =
         tasks::compareBuffers(param.type, a[i].data(), b[i].data(), count, tasks::toleranceFor(task, param.type));
@@ -233,13 +198,13 @@ void auditOutputs(const tasks::TaskSpec &task, const std::string &shape, const O
                   Tallies &tallies) {
   for (size_t i = 0; i < task.params.size(); ++i) {
     const tasks::ParamSpec &param = task.params[i];
-    if (!isOutput(param)) continue;
+    if (!param.isOutput()) continue;
     tasks::Tolerance tolerance = outputTolerance(task, param);
     size_t count = base[i].size() / tasks::elementSize(param.type);
     size_t nearZero = 0;
     double low = INFINITY, high = -INFINITY;
     for (size_t e = 0; e < count; ++e) {
-      double value = decodeElement(param.type, base[i].data(), e);
+      double value = tasks::decodeElement(param.type, base[i].data(), e);
       if (std::fabs(value) <= tolerance.atol) ++nearZero;
       if (std::isfinite(value)) low = std::min(low, value), high = std::max(high, value);
     }
@@ -390,7 +355,7 @@ Result<AuditReport> auditTask(const tasks::TaskSpec &task, exec::Executor &execu
     if (shapeIndex >= task.shapes.size())
       return makeError(ErrorKind::InvalidInput, fmt::format("task '{}' has no shape {}", task.name, shapeIndex));
     const tasks::Shape &shape = task.shapes[shapeIndex];
-    std::string shapeName = shapeText(task, shape);
+    std::string shapeName = tasks::compactShape(task, shape);
     report.shapes.push_back(shapeName);
     for (int trial = 0; trial < report.trials; ++trial) {
       ++runs;

@@ -85,9 +85,6 @@ using Outputs = std::vector<OutputData>;
 /// write that jumps over a guard zone lands in one of them.
 constexpr uint64_t kCanaryBytes = 64 * 1024;
 
-bool isOutput(const tasks::ParamSpec &param) {
-  return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
-}
 bool isPureInput(const tasks::ParamSpec &param) { return param.isPointer && param.role == tasks::ParamRole::Input; }
 
 using Clock = std::chrono::steady_clock;
@@ -387,7 +384,7 @@ public:
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
       if (!param.isPointer) continue;
-      if (!reports && !isOutput(param)) continue; // the reference's side: only its outputs matter
+      if (!reports && !param.isOutput()) continue; // the reference's side: only its outputs matter
       const uint64_t bytes = side.dataBytes[i];
       const exec::BufferHandle buffer = side.buffers[i].handle();
       const bool deviceMade = isPureInput(param) && side.inputDigests[i].has_value();
@@ -406,13 +403,13 @@ public:
         if (Result<void> copied = executor_.copyToHost(guards.data() + guard, buffer, guard + bytes, guard); !copied)
           return copied.error();
       }
-      if (isOutput(param) && !hostOutputs_ && deviceGate() && deviceDigest()) {
+      if (param.isOutput() && !hostOutputs_ && deviceGate() && deviceDigest()) {
         // Compared where it lies (judge()).
         outputs[i].onDevice = true;
         outputs[i].buffer = buffer;
         outputs[i].offset = guard;
         outputs[i].bytes = bytes;
-      } else if (isOutput(param)) {
+      } else if (param.isOutput()) {
         outputs[i].host.resize(bytes);
         if (bytes)
           if (Result<void> copied = executor_.copyToHost(outputs[i].host.data(), buffer, guard, bytes); !copied)
@@ -475,7 +472,7 @@ public:
               }
           }
         }
-        if (report.guardBytesBefore || report.guardBytesAfter || report.inputBytesChanged || isOutput(param))
+        if (report.guardBytesBefore || report.guardBytesAfter || report.inputBytesChanged || param.isOutput())
           reports->push_back(std::move(report));
       }
     }
@@ -520,7 +517,7 @@ public:
         firstProblem = fmt::format("input '{}' was modified: {} bytes changed, first at element {} (inputs must be "
                                    "left as they were; use registers or shared memory as scratch)",
                                    param.name, output.inputBytesChanged, output.firstChangedElement.value_or(0));
-      if (!isOutput(param)) continue;
+      if (!param.isOutput()) continue;
       size_t count = side.dataBytes[index] / tasks::elementSize(param.type);
       const tasks::Tolerance tolerance = tasks::toleranceFor(task_, param.type);
       if (got[index].onDevice && want[index].onDevice) {
@@ -781,7 +778,7 @@ public:
   Result<void> repoison(const SideBuffers &side, int poisonKey) {
     for (size_t i = 0; i < task_.params.size(); ++i) {
       const tasks::ParamSpec &param = task_.params[i];
-      if (!isOutput(param) || side.dataBytes[i] == 0) continue;
+      if (!param.isOutput() || side.dataBytes[i] == 0) continue;
       if (param.role == tasks::ParamRole::Output) {
         if (Result<void> ok = fillOnDevice(side.buffers[i].handle(), secrets_.guardBytes, side.dataBytes[i],
                                            poisonElement(param.type, secrets_.poisonSalt, param.name, poisonKey));
@@ -859,7 +856,7 @@ public:
     auto outputOps = [&](SideBuffers &side) -> Result<std::vector<exec::MemoryOp>> {
       std::vector<exec::MemoryOp> ops;
       for (size_t i = 0; i < task_.params.size(); ++i) {
-        if (!isOutput(task_.params[i])) continue;
+        if (!task_.params[i].isOutput()) continue;
         Result<exec::DeviceBuffer> copy = executor_.allocateBuffer(std::max<uint64_t>(1, side.dataBytes[i]));
         if (!copy) return copy.error();
         if (side.dataBytes[i])
@@ -1458,9 +1455,9 @@ public:
     std::vector<size_t> pool = indices;
     if (pool.size() >= 3) {
       auto largest = std::max_element(pool.begin(), pool.end(), [&](size_t a, size_t b) {
-        return elementsOf(task_.shapes[a]) < elementsOf(task_.shapes[b]);
+        return tasks::elementsOf(task_, task_.shapes[a]) < tasks::elementsOf(task_, task_.shapes[b]);
       });
-      if (elementsOf(task_.shapes[*largest]) > (int64_t(1) << 22)) pool.erase(largest);
+      if (tasks::elementsOf(task_, task_.shapes[*largest]) > (int64_t(1) << 22)) pool.erase(largest);
     }
     // The first drawn shape is odd and small in every dimension (at most
     // 1024): a dropped or doubled tail element is then a large share of the
@@ -1548,18 +1545,10 @@ public:
     return true;
   }
 
-  int64_t elementsOf(const tasks::Shape &shape) const {
-    int64_t elements = 0;
-    for (const tasks::ParamSpec &param : task_.params)
-      if (param.isPointer)
-        if (Result<int64_t> count = tasks::evaluate(param.count, shape)) elements += *count;
-    return elements;
-  }
-
   /// A launch's work for sizing drawn shapes: the task's flops when it
   /// states them and they are more than its buffers' elements, else those.
   int64_t workOf(const tasks::Shape &shape) const {
-    int64_t work = elementsOf(shape);
+    int64_t work = tasks::elementsOf(task_, shape);
     if (task_.cost.flops)
       if (Result<int64_t> flops = tasks::evaluate(*task_.cost.flops, shape)) work = std::max(work, *flops);
     return work;
@@ -1966,7 +1955,7 @@ Result<CrossCheckResult> crossCheck(const tasks::TaskSpec &task, exec::Executor 
       }
       for (size_t p = 0; p < task.params.size(); ++p) {
         const tasks::ParamSpec &param = task.params[p];
-        if (!isOutput(param)) continue;
+        if (!param.isOutput()) continue;
         CrossCheckRow row;
         row.shapeIndex = shapeIndex;
         row.shape = shape;

@@ -38,14 +38,6 @@ bool usesTensorCores(std::string_view ptx) {
   return false;
 }
 
-int64_t elementsOf(const tasks::TaskSpec &task, const tasks::Shape &shape) {
-  int64_t total = 0;
-  for (const tasks::ParamSpec &param : task.params)
-    if (param.isPointer)
-      if (Result<int64_t> count = tasks::evaluate(param.count, shape)) total += *count;
-  return total;
-}
-
 /// Runs `ptx`'s kernel once on `shape` with the profile on: inputs drawn as
 /// the gate draws them (seed 1, trial 0), outputs zeroed, 256-byte-aligned
 /// buffers (the alignment the gate gives every buffer).
@@ -138,7 +130,7 @@ size_t profileShapeIndex(const tasks::TaskSpec &task) {
   for (size_t index : pool) {
     if (index >= task.shapes.size()) continue;
     const tasks::Shape &shape = task.shapes[index];
-    double size = static_cast<double>(elementsOf(task, shape));
+    double size = static_cast<double>(tasks::elementsOf(task, shape));
     if (task.cost.bytes)
       if (Result<int64_t> bytes = tasks::evaluate(*task.cost.bytes, shape)) size = static_cast<double>(*bytes);
     if (size > bestSize) best = index, bestSize = size;

@@ -57,17 +57,6 @@ bool isSmall(const tasks::TaskSpec &task, size_t index) {
   return std::find(task.smallShapes.begin(), task.smallShapes.end(), index) != task.smallShapes.end();
 }
 
-/// "M=1000,N=1000,K=1000", symbols in the task's declared order.
-std::string compactShape(const tasks::TaskSpec &task, const tasks::Shape &shape) {
-  std::string out;
-  for (const std::string &symbol : task.symbols) {
-    auto it = shape.find(symbol);
-    if (it == shape.end()) continue;
-    out += fmt::format("{}{}={}", out.empty() ? "" : ",", symbol, it->second);
-  }
-  return out;
-}
-
 std::string joined(const std::vector<std::string> &items, std::string_view separator) {
   return fmt::format("{}", fmt::join(items, separator));
 }
@@ -102,10 +91,6 @@ std::string signatureLine(const tasks::TaskSpec &task) {
       params.push_back(fmt::format("{} {}", cTypeName(param.type), param.name));
   }
   return fmt::format("extern \"C\" __global__ void {}({})", task.kernel, joined(params, ", "));
-}
-
-bool isOutput(const tasks::ParamSpec &param) {
-  return param.isPointer && (param.role == tasks::ParamRole::Output || param.role == tasks::ParamRole::InOut);
 }
 
 std::string initText(const tasks::InitSpec &init) {
@@ -153,7 +138,7 @@ std::string listText(const std::vector<const tasks::TaskSpec *> &selected) {
   for (const tasks::TaskSpec *task : selected)
     rows.push_back({task->name, fmt::format("L{}", task->level),
                     fmt::format("{} ({} small)", task->shapes.size(), task->smallShapes.size()),
-                    task->shapes.empty() ? std::string("-") : compactShape(*task, task->shapes.front()),
+                    task->shapes.empty() ? std::string("-") : tasks::compactShape(*task, task->shapes.front()),
                     joined(task->tags, ",")});
   std::string out;
   std::string table = tableText(rows);
@@ -209,11 +194,11 @@ std::string showText(const tasks::TaskSpec &task) {
 
   out += fmt::format("shapes:    ({}; * small)\n", joined(task.symbols, ", "));
   for (size_t i = 0; i < task.shapes.size(); ++i)
-    out += fmt::format("  [{}] {}{}\n", i, compactShape(task, task.shapes[i]), isSmall(task, i) ? " *" : "");
+    out += fmt::format("  [{}] {}{}\n", i, tasks::compactShape(task, task.shapes[i]), isSmall(task, i) ? " *" : "");
 
   out += "tolerance: |got - want| <= atol + rtol * |want|\n";
   for (const tasks::ParamSpec &param : task.params) {
-    if (!isOutput(param)) continue;
+    if (!param.isOutput()) continue;
     tasks::Tolerance tolerance = tasks::toleranceFor(task, param.type);
     bool exact = !tasks::isFloatingType(param.type) && !tolerance.atolGiven;
     if (exact)
