@@ -4,6 +4,8 @@
 // written in terms of groupID = laneid >> 2 and threadID_in_group = laneid % 4.
 #include "emu/Mma.h"
 
+#include "emu/Arith.h"
+
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -15,73 +17,10 @@ namespace ptxforge::emu {
 
 namespace {
 
-// ---------------------------------------------------------------------------
-// Small-float helpers. Kept local (rather than using emu/Arith.h) so that this
-// file builds and tests on its own; widening is exact, narrowing is f32→f16
-// round-to-nearest-even only, which is all mma needs.
-
-float widenF16(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f;
-  uint32_t mantissa = bits & 0x3ff;
-  if (exponent == 0x1f) // inf / NaN: keep the payload's top bits
-    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in f32
-    float magnitude = std::ldexp(float(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-float widenBf16(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
-
-/// OCP e4m3: sign, 4-bit exponent (bias 7), 3-bit mantissa; S.1111.111 is
-/// NaN and there is no infinity.
-float widenE4M3(uint8_t bits) {
-  const float sign = bits & 0x80 ? -1.0f : 1.0f;
-  const int exponent = (bits >> 3) & 0xf, mantissa = bits & 7;
-  if (exponent == 0xf && mantissa == 7) return std::numeric_limits<float>::quiet_NaN();
-  if (exponent == 0) return sign * std::ldexp(float(mantissa), -9); // subnormal: mantissa/8 * 2^-6
-  return sign * std::ldexp(float(8 + mantissa), exponent - 10);     // (1 + mantissa/8) * 2^(exponent-7)
-}
-
 /// A .tf32 operand is a 32-bit register in f32 layout of which only the top 19
 /// bits (sign, 8-bit exponent, 10-bit mantissa) are tf32. The low 13 bits are
 /// ignored (truncated), not rounded: the ISA does not say, an H200 does this.
 float widenTf32(uint32_t bits) { return std::bit_cast<float>(bits & 0xffffe000u); }
-
-/// f32 → f16 with round-to-nearest-even; overflow becomes inf, NaN stays a
-/// quiet NaN with its sign.
-uint16_t narrowToF16(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
-  int exponent = int((bits >> 23) & 0xff);
-  uint32_t mantissa = bits & 0x7fffff;
-  if (exponent == 0xff) return uint16_t(sign | 0x7c00 | (mantissa ? 0x200 | (mantissa >> 13) : 0));
-  if (exponent == 0) return sign; // f32 zero or subnormal: far below half an f16 subnormal
-
-  // Round `significand` right by `shift` bits, ties to even.
-  auto roundShift = [](uint32_t significand, unsigned shift) -> uint32_t {
-    if (shift >= 32) return 0;
-    uint32_t kept = significand >> shift;
-    uint32_t rest = significand & ((uint32_t(1) << shift) - 1);
-    uint32_t half = uint32_t(1) << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1))) ++kept;
-    return kept;
-  };
-
-  int unbiased = exponent - 127;
-  if (unbiased >= 16) return uint16_t(sign | 0x7c00);
-  if (unbiased >= -14) {
-    // Normal f16 range: exponent and mantissa side by side, so a carry out of
-    // the mantissa bumps the exponent (and 0x7bff + 1 is exactly inf).
-    uint32_t combined = (uint32_t(unbiased + 15) << 23) | mantissa;
-    return uint16_t(sign | roundShift(combined, 13));
-  }
-  // Subnormal f16: the value in units of 2^-24 is significand * 2^(unbiased+1).
-  uint32_t significand = mantissa | 0x800000;
-  return uint16_t(sign | roundShift(significand, unsigned(-unbiased - 1)));
-}
 
 // ---------------------------------------------------------------------------
 // Fragment layouts.
@@ -258,13 +197,13 @@ double readElement(const Fragment &fragment, unsigned bits, unsigned i, DType ty
   switch (bits) {
   case 8: {
     uint8_t byte = uint8_t(fragment[i / 4] >> (8 * (i % 4)));
-    if (type == DType::E4M3x2) return widenE4M3(byte);
-    if (type == DType::E5M2x2) return widenF16(uint16_t(byte << 8)); // e5m2 is f16's upper byte
+    if (type == DType::E4M3x2) return f16ToF32(e4m3ToF16(byte));
+    if (type == DType::E5M2x2) return f16ToF32(e5m2ToF16(byte));
     return type == DType::S8 ? double(int8_t(byte)) : double(byte);
   }
   case 16: { // the lower 16 bits hold the lower-indexed element
     uint16_t half = uint16_t(fragment[i / 2] >> (16 * (i % 2)));
-    return type == DType::BF16 ? widenBf16(half) : widenF16(half);
+    return type == DType::BF16 ? bf16ToF32(half) : f16ToF32(half);
   }
   case 32: {
     uint32_t word = fragment[i];
@@ -348,7 +287,7 @@ void mmaSync(const MmaDesc &desc, const WarpFragments &a, const WarpFragments &b
         // at most one f16 ulp; data whose sums are exact matches bit for bit.
         float sum = float(initial);
         for (unsigned kk = 0; kk < k; ++kk) sum = std::fma(float(matA[row * k + kk]), float(matB[kk * n + col]), sum);
-        raw = desc.dType == DType::F16 ? narrowToF16(sum) : std::bit_cast<uint32_t>(sum);
+        raw = desc.dType == DType::F16 ? f32ToF16(sum, Rounding::Rn) : std::bit_cast<uint32_t>(sum);
         break;
       }
       case Arithmetic::F64Fma: {
