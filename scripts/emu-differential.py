@@ -289,6 +289,21 @@ op("red.global.add.f32", "f32", ATOM_PRE + "red.global.add.f32 [%rd6], %f11;" + 
 op("atom.global.add.f64", "f64", "st.global.u64 [%rd6], %rd10;\n  atom.global.add.f64 %fd20, [%rd6], %fd11;\n"
    "  ld.global.f64 %fd21, [%rd6];\n  mov.b64 {%r20, %r21}, %fd21;")
 
+# Vector atomics (sm_90) on the thread's own 8 bytes of out: r10/r11 there, then
+# r12/r13 (as f32, four halves or two pairs) added, or taken the min or max of.
+VEC_PRE = "st.global.v2.u32 [%rd6], {%r10, %r11};\n  "
+VEC_POST = "\n  ld.global.v2.u32 {%r20, %r21}, [%rd6];"
+op("red.global.add.v2.f32", "f32", VEC_PRE + "red.global.add.v2.f32 [%rd6], {%f12, %f13};" + VEC_POST)
+op("atom.global.add.v2.f32", "f32", VEC_PRE + "atom.global.add.v2.f32 {%f20, %f21}, [%rd6], {%f12, %f13};" + VEC_POST)
+for kind in ["f16", "bf16"]:
+    for a in ["add", "min", "max"]:
+        op(f"red.global.{a}.noftz.v4.{kind}", kind,
+           VEC_PRE + f"red.global.{a}.noftz.v4.{kind} [%rd6], {{%h14, %h15, %h16, %h17}};" + VEC_POST)
+        op(f"red.global.{a}.noftz.v2.{kind}x2", kind,
+           VEC_PRE + f"red.global.{a}.noftz.v2.{kind}x2 [%rd6], {{%r12, %r13}};" + VEC_POST)
+    op(f"atom.global.max.noftz.v2.{kind}x2", kind,
+       VEC_PRE + f"atom.global.max.noftz.v2.{kind}x2 {{%r22, %r23}}, [%rd6], {{%r12, %r13}};" + VEC_POST)
+
 # The warp's 8x8 b16 matrices: each lane's four words are a 16-byte row of
 # shared memory (the warp's 512 bytes, lane-major).
 SHARED_ROWS = ("mov.u32 %r23, sm;\n  shl.b32 %r24, %r3, 4;\n  add.u32 %r25, %r23, %r24;\n"

@@ -199,6 +199,18 @@ template <typename U> U atomicApply(uint8_t *p, AtomOp op, DType type, uint64_t 
         next = static_cast<U>(asBits(r));
         break;
       }
+      if (type == DType::F16 || type == DType::BF16 || type == DType::F16x2 || type == DType::BF16x2) {
+        // The vector forms of 16-bit floats (`atom.global.min.noftz.v2.f16`), per half.
+        bool bf = type == DType::BF16 || type == DType::BF16x2;
+        auto pick = [&](uint16_t a, uint16_t v) -> uint16_t {
+          return bf ? (op == AMin ? bf16Min(a, v, false) : bf16Max(a, v, false))
+                    : (op == AMin ? f16Min(a, v, false) : f16Max(a, v, false));
+        };
+        uint32_t r = pick(uint16_t(old), uint16_t(bv));
+        if (sizeof(U) == 4) r |= uint32_t(pick(uint16_t(old >> 16), uint16_t(bv >> 16))) << 16;
+        next = static_cast<U>(r);
+        break;
+      }
       if (isSigned(type)) less = static_cast<int64_t>(extendBits(type, bv)) < static_cast<int64_t>(extendBits(type, old));
       else less = bv < old;
       next = (op == AMin) == less ? bv : old;
@@ -217,24 +229,30 @@ template <typename U> U atomicApply(uint8_t *p, AtomOp op, DType type, uint64_t 
   }
 }
 
+/// atom/red, scalar or vector: a vector form (`red.global.add.v4.f32`) is one
+/// atomic operation per element, on consecutive elements of one aligned access.
 void execAtomic(Warp &w, const Inst &in, LaneMask active) {
   unsigned bytes = in.accessBytes;
   AtomOp op = static_cast<AtomOp>(in.sub);
-  bool hasResult = in.ndst == 1;
+  unsigned width = op == ACas ? 1 : in.nsrc;
+  bool hasResult = in.ndst > 0;
   while (active) {
     unsigned l = static_cast<unsigned>(std::countr_zero(active));
     active &= active - 1;
-    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes, true, true);
+    uint8_t *p = w.access(in, l, in.space, addressOf(w, in, l), bytes * width, true, true);
     if (!p) return;
-    uint64_t b = w.get(in.src(0), l);
-    uint64_t c = in.nsrc > 1 ? w.get(in.src(1), l) : 0;
-    uint64_t old;
-    switch (bytes) {
-    case 2: old = atomicApply<uint16_t>(p, op, in.type, b, c); break;
-    case 4: old = atomicApply<uint32_t>(p, op, in.type, b, c); break;
-    default: old = atomicApply<uint64_t>(p, op, in.type, b, c); break;
+    for (unsigned e = 0; e < width; ++e) {
+      uint64_t b = w.get(in.src(op == ACas ? 0 : e), l);
+      uint64_t c = op == ACas ? w.get(in.src(1), l) : 0;
+      uint8_t *element = p + e * bytes;
+      uint64_t old;
+      switch (bytes) {
+      case 2: old = atomicApply<uint16_t>(element, op, in.type, b, c); break;
+      case 4: old = atomicApply<uint32_t>(element, op, in.type, b, c); break;
+      default: old = atomicApply<uint64_t>(element, op, in.type, b, c); break;
+      }
+      if (hasResult) w.set(in.dst(e), l, old);
     }
-    if (hasResult) w.set(in.dst(0), l, old);
   }
   if (w.launch->crossCta) w.acquire();
 }
@@ -397,7 +415,6 @@ bool decodeAtomic(DecodeContext &ctx, bool hasResult) {
   Inst &out = ctx.out;
   std::optional<Space> space = spaceOf(ctx);
   if (!space) return ctx.unsupported("atomics on .shared::cluster are not emulated");
-  if (ctx.has("v2") || ctx.has("v4") || ctx.has("v8")) return ctx.unsupported("vector atomics are not emulated");
   static const std::pair<const char *, AtomOp> kOps[] = {{"add", AAdd}, {"min", AMin}, {"max", AMax},
                                                          {"and", AAnd}, {"or", AOr},   {"xor", AXor},
                                                          {"exch", AExch}, {"cas", ACas}, {"inc", AInc},
@@ -411,8 +428,18 @@ bool decodeAtomic(DecodeContext &ctx, bool hasResult) {
   DType type = types[0];
   unsigned bytes = dtypeBytes(type);
   if (bytes != 2 && bytes != 4 && bytes != 8) return ctx.unsupported(fmt::format(".{} atomics are not emulated", dtypeName(type)));
-  if ((op == AMin || op == AMax) && isFloat(type) && type != DType::F32)
+  unsigned vec = vectorWidth(ctx);
+  bool half = type == DType::F16 || type == DType::BF16 || type == DType::F16x2 || type == DType::BF16x2;
+  if (vec > 1) {
+    // The vector forms (sm_90): .add of f32, .add/.min/.max of 16-bit floats, on global memory.
+    bool valid = (op == AAdd && type == DType::F32 && vec <= 4) ||
+                 ((op == AAdd || op == AMin || op == AMax) && half && vec * bytes <= 16);
+    if (!valid) return ctx.invalid(fmt::format("no .v{} form of this atomic operation on .{}", vec, dtypeName(type)));
+    if (*space != Space::Global && *space != Space::Generic)
+      return ctx.invalid("vector atomics work on global memory only");
+  } else if ((op == AMin || op == AMax) && isFloat(type) && type != DType::F32) {
     return ctx.unsupported("atomic min/max on this float type is not emulated");
+  }
   if (op == AAdd && (type == DType::B32 || type == DType::B64)) return ctx.invalid("atom.add needs a typed operand");
   out.type = type;
   out.sub = static_cast<uint8_t>(op);
@@ -428,6 +455,8 @@ bool decodeAtomic(DecodeContext &ctx, bool hasResult) {
     if (i >= in.operands.size()) return ctx.invalid("missing operand");
     if (!ctx.addSrc(in.operands[i++], type)) return true;
   }
+  if (out.nsrc != sources * vec || (hasResult && out.ndst != vec))
+    return ctx.invalid(fmt::format("vector width .v{} but {} values", vec, out.nsrc));
   out.exec = execAtomic;
   return true;
 }

@@ -115,8 +115,8 @@ ArchGate gate(uint32_t sm, uint32_t ptx, bool archSpecific = false, const char *
   return g;
 }
 
-ConversionProblem problem(size_t index, std::string message, std::string hint) {
-  return ConversionProblem{index, std::move(message), std::move(hint)};
+FormProblem problem(size_t index, std::string message, std::string hint) {
+  return FormProblem{index, std::move(message), std::move(hint)};
 }
 
 /// Packed conversions: the forms that exist, as ptxas 13.0 accepts them.
@@ -142,7 +142,7 @@ const PackedForm kPackedForms[] = {
     {"e4m3x4 e5m2x4 e2m3x4 e3m2x4 e2m1x4", "f32", "rs", "satfinite", "relu", gate(100, 87, true, "100 103", true)},
 };
 
-std::optional<ConversionProblem> checkPacked(const Form &form) {
+std::optional<FormProblem> checkPacked(const Form &form) {
   const PackedForm *pairMatch = nullptr;
   for (const PackedForm &p : kPackedForms) {
     if (!contains(p.dsts, form.dst) || !contains(p.srcs, form.src)) continue;
@@ -215,7 +215,7 @@ std::string roundingSuggestion(const RoundingRule &rule, const std::string &writ
   return "";
 }
 
-std::optional<ConversionProblem> checkScalar(const Form &form) {
+std::optional<FormProblem> checkScalar(const Form &form) {
   const std::string &d = form.dst, &s = form.src;
   if (s == "tf32")
     return problem(form.srcIndex, "`.tf32` is not a source type of `cvt`: a tf32 value is an f32 bit pattern",
@@ -299,7 +299,7 @@ std::optional<ConversionProblem> checkScalar(const Form &form) {
 
 } // namespace
 
-std::optional<ConversionProblem> checkConversion(const std::vector<std::string> &modifiers) {
+std::optional<FormProblem> checkConversion(const std::vector<std::string> &modifiers) {
   std::optional<Form> form = readForm(modifiers);
   if (!form) return std::nullopt;
   if (isScalar(form->dst) && isScalar(form->src)) return checkScalar(*form);

@@ -19,7 +19,7 @@
 namespace ptxforge::ptx {
 
 /// What is wrong with a cvt's form.
-struct ConversionProblem {
+struct FormProblem {
   /// The modifier at fault (an index into cvt's modifiers), or SIZE_MAX when
   /// the form lacks something (a rounding mode, say).
   size_t modifierIndex = SIZE_MAX;
@@ -30,7 +30,7 @@ struct ConversionProblem {
 /// Checks a cvt's modifiers (those after `cvt`: {"rn", "f16", "f32"}) against
 /// the form its two types make. nullopt when the form is valid, and when the
 /// modifiers do not name exactly two types (the table reports those).
-std::optional<ConversionProblem> checkConversion(const std::vector<std::string> &modifiers);
+std::optional<FormProblem> checkConversion(const std::vector<std::string> &modifiers);
 
 /// What a cvt form needs of the target and the PTX ISA version (`cvt.bf16.f16`
 /// sm_90 and PTX 7.8). Empty when it needs nothing or is not a valid form.

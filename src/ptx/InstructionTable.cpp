@@ -8,6 +8,7 @@
 // tcgen05, multimem, tensormap) accept any modifier.
 #include "ptx/InstructionTable.h"
 
+#include "ptx/AtomicRules.h"
 #include "ptx/ConversionRules.h"
 
 #include "support/Text.h"
@@ -709,6 +710,8 @@ std::vector<Requirement> instructionRequirements(const OpcodeMatch &match, const
   }
   if (entry.name == "cvt")
     for (Requirement &r : conversionRequirements(modifiers)) out.push_back(std::move(r));
+  if (entry.name == "atom" || entry.name == "red")
+    for (Requirement &r : atomicRequirements(entry.name, modifiers)) out.push_back(std::move(r));
   return out;
 }
 

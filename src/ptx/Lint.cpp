@@ -4,6 +4,7 @@
 // finding that ptxas reports anyway.
 #include "ptx/Lint.h"
 
+#include "ptx/AtomicRules.h"
 #include "ptx/ConversionRules.h"
 #include "ptx/InstructionTable.h"
 #include "ptx/Parser.h"
@@ -976,8 +977,11 @@ private:
       error("unknown-instruction", in.loc, "unknown instruction `" + shown + "`", hint);
     } else if (auto problem = checkModifiers(*match, in.modifiers)) {
       reportModifierProblem(in, *match, *problem);
-    } else if (auto form = match->entry->name == "cvt" ? checkConversion(in.modifiers) : std::nullopt) {
-      // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding).
+    } else if (auto form = match->entry->name == "cvt" ? checkConversion(in.modifiers)
+                           : match->entry->name == "atom" || match->entry->name == "red"
+                               ? checkAtomic(match->entry->name, in.modifiers)
+                               : std::nullopt) {
+      // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding, `atom.add.b32`).
       SourceLoc loc = form->modifierIndex < in.modifierLocs.size() ? in.modifierLocs[form->modifierIndex] : in.loc;
       error("invalid-instruction-type", loc, form->message, form->hint);
     } else {

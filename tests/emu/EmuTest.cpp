@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <fmt/format.h>
 
 #include <numeric>
@@ -571,6 +573,57 @@ DONE:
   std::vector<uint32_t> want(8, 0);
   for (uint32_t v : input) ++want[v % 8];
   EXPECT_EQ(*executor_->download<uint32_t>(out->handle(), 8), want);
+}
+
+TEST_F(EmuTest, VectorAtomicsAreOneAtomicPerElement) {
+  // 128 threads in two CTAs: red.v4.f32 and atom.v2.f16x2 sums, a red.v4.bf16
+  // max. Every value is exact in its type, so any order gives the same bits.
+  std::string ptx = kernel(R"(
+  .reg .b16 %h<8>;
+  cvt.rn.f32.u32 %f1, %r1;
+  red.global.add.v4.f32 [%rd10], {1.0, %f1, 0.5, 0f00000000};
+  mov.b32 %r6, 0x34003C00;
+  atom.global.add.noftz.v2.f16x2 {%r7, %r8}, [%rd10+16], {%r6, %r6};
+  cvt.rn.bf16.f32 %h1, %f1;
+  neg.bf16 %h2, %h1;
+  mul.f32 %f2, %f1, 0.5;
+  cvt.rn.bf16.f32 %h3, %f2;
+  mov.b16 %h4, 0;
+  red.global.max.noftz.v4.bf16 [%rd10+24], {%h1, %h2, %h4, %h3};
+  ret;)");
+  Result<exec::ModuleHandle> module =
+      executor_->loadModule(std::vector<uint8_t>(ptx.begin(), ptx.end()), exec::ModuleFormat::Ptx);
+  ASSERT_TRUE(module) << module.error().message;
+  Result<exec::KernelInfo> info = executor_->getKernel(*module, "k");
+  Result<exec::DeviceBuffer> out = executor_->allocateBuffer(32);
+  Result<exec::DeviceBuffer> in = executor_->allocateBuffer(512);
+  ASSERT_TRUE(info && out && in);
+  ASSERT_TRUE(executor_->memset(out->handle(), 0, 0, 32));
+  exec::LaunchConfig config;
+  config.grid = {2, 1, 1};
+  config.block = {64, 1, 1};
+  Result<void> ran = executor_->launch(
+      info->handle, config, exec::KernelArgs().buffer(out->handle()).buffer(in->handle()).scalar<uint32_t>(128).pack());
+  ASSERT_TRUE(ran) << ran.error().message;
+  std::vector<uint32_t> got = *executor_->download<uint32_t>(out->handle(), 8);
+  EXPECT_EQ(std::bit_cast<float>(got[0]), 128.0f);
+  EXPECT_EQ(std::bit_cast<float>(got[1]), 8128.0f); // 0 + 1 + ... + 127
+  EXPECT_EQ(std::bit_cast<float>(got[2]), 64.0f);
+  EXPECT_EQ(got[3], 0u);
+  EXPECT_EQ(got[4], 0x50005800u); // f16 pair {128, 32}: 128 x {1.0, 0.25}
+  EXPECT_EQ(got[5], 0x50005800u);
+  EXPECT_EQ(got[6], 0x000042FEu); // bf16 {max i = 127, max -i = -0 < 0 so 0}
+  EXPECT_EQ(got[7], 0x427E0000u); // bf16 {0, max i/2 = 63.5}
+}
+
+TEST_F(EmuTest, VectorAtomicsAreAlignedToTheWholeVector) {
+  std::string ptx = kernel(R"(
+  red.global.add.v2.f32 [%rd10+4], {1.0, 2.0};
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 32);
+  ASSERT_FALSE(o.status);
+  ASSERT_FALSE(o.findings.empty());
+  EXPECT_NE(o.findings[0].message.find("must be 8-byte aligned"), std::string::npos) << o.findings[0].message;
 }
 
 TEST_F(EmuTest, LocalMemoryThroughGenericAddresses) {

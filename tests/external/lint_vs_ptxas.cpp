@@ -5,7 +5,7 @@
 // message of each side. Exit 1 when there is any disagreement.
 //
 //   lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...
-//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms TARGET...
+//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms TARGET...
 //
 // PATH is a .ptx file or a folder (searched recursively for *.ptx). The ptxas
 // target is the module's highest `.target` (`compute_XX` read as `sm_XX`), or
@@ -18,7 +18,9 @@
 // --cvt-forms assembles every combination of cvt types (scalar and packed),
 // rounding modes and saturation modifiers for each TARGET (at PTX ISA 9.0) and
 // lints each one alone: the lint's cvt rules (src/ptx/ConversionRules.cpp)
-// must say what ptxas says about every one of them.
+// must say what ptxas says about every one of them. --atom-forms does the same
+// for atom and red: every operation, type, vector width, state space and
+// `.noftz`, and the memory orders and scopes over three of them.
 #include "ptx/Diagnostic.h"
 #include "ptx/Lint.h"
 #include "support/Process.h"
@@ -194,7 +196,7 @@ std::string cvtRegister(const std::string &type) {
 }
 
 const char *const kCvtHeader = ".address_size 64\n.visible .entry k()\n{\n.reg .b8 %b<9>;\n.reg .b16 %h<9>;\n"
-                               ".reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.reg .f32 %f<9>;\n.reg .f64 %fd<9>;\n";
+                               ".reg .b32 %r<9>;\n.reg .b64 %rd<9>; .reg .b128 %q<9>;\n.reg .f32 %f<9>;\n.reg .f64 %fd<9>;\n";
 
 std::string cvtModule(const std::string &target, const std::vector<std::string> &lines) {
   std::string text = ".version 9.0\n.target " + target + "\n" + kCvtHeader;
@@ -249,7 +251,61 @@ std::map<size_t, std::string> ptxasRejects(const std::string &ptxas, const std::
   }
 }
 
-int cvtForms(const std::string &ptxas, const std::vector<std::string> &targets, bool verbose) {
+/// A family of forms to hold the lint to ptxas on, instruction by instruction:
+/// groups of lines, each group assembled as one module.
+struct FormGroup {
+  std::string label; ///< names the group when ptxas gives no verdict
+  std::vector<std::string> lines;
+};
+
+int checkForms(const std::string &family, const std::string &ptxas, const std::vector<std::string> &targets,
+               const std::vector<FormGroup> &groups, bool verbose) {
+  fs::path scratch = fs::temp_directory_path() / ("lint_vs_ptxas_" + family + "_" + std::to_string(getpid()) + ".ptx");
+  size_t checked = 0, disagreements = 0;
+  for (const std::string &target : targets) {
+    size_t targetChecked = 0, targetAccepted = 0, targetDisagreements = 0;
+    for (const FormGroup &group : groups) {
+      std::string failure;
+      std::map<size_t, std::string> rejected = ptxasRejects(ptxas, target, group.lines, scratch, failure);
+      if (!failure.empty()) {
+        std::cout << "NO-VERDICT " << group.label << " on " << target << ": " << failure << "\n";
+        ++disagreements;
+        continue;
+      }
+      for (size_t i = 0; i < group.lines.size(); ++i) {
+        ptx::LintOptions options;
+        options.limits = ptx::DiagnosticLimits::unlimited();
+        std::string lintFirst;
+        for (const ptx::Diagnostic &diagnostic : ptx::lintSource(cvtModule(target, {group.lines[i]}), options))
+          if (diagnostic.severity == ptx::Severity::Error) {
+            lintFirst = "[" + diagnostic.code + "] " + diagnostic.message;
+            break;
+          }
+        auto reject = rejected.find(i);
+        bool ptxasRejects = reject != rejected.end();
+        ++targetChecked;
+        if (!ptxasRejects) ++targetAccepted;
+        if (ptxasRejects == !lintFirst.empty()) {
+          if (verbose) std::cout << "agree " << target << " " << group.lines[i] << "\n";
+          continue;
+        }
+        ++targetDisagreements;
+        std::cout << (ptxasRejects ? "MISS " : "FALSE-ERROR ") << target << " " << group.lines[i] << "\n";
+        if (!lintFirst.empty()) std::cout << "  lint:  " << lintFirst << "\n";
+        if (ptxasRejects) std::cout << "  ptxas: " << reject->second << "\n";
+      }
+    }
+    std::cout << target << ": " << targetChecked << " " << family << " forms, ptxas accepts " << targetAccepted
+              << "; " << targetDisagreements << " disagreements\n";
+    checked += targetChecked;
+    disagreements += targetDisagreements;
+  }
+  fs::remove(scratch);
+  std::cout << checked << " " << family << " forms checked, " << disagreements << " disagreements\n";
+  return disagreements ? 1 : 0;
+}
+
+std::vector<FormGroup> cvtForms() {
   const std::vector<std::string> scalars = {"s8", "u8", "s16", "u16", "s32", "u32", "s64",
                                             "u64", "f16", "bf16", "f32", "f64", "tf32"};
   const std::vector<std::string> packed = {"f16x2", "bf16x2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2",
@@ -268,71 +324,87 @@ int cvtForms(const std::string &ptxas, const std::vector<std::string> &targets, 
     for (const std::string &s : packedSides)
       if (d != "f32" || s != "f32") pairs.emplace_back(d, s);
 
-  fs::path scratch = fs::temp_directory_path() / ("lint_vs_ptxas_cvt_" + std::to_string(getpid()) + ".ptx");
-  size_t checked = 0, disagreements = 0;
-  for (const std::string &target : targets) {
-    size_t targetChecked = 0, targetAccepted = 0, targetDisagreements = 0;
-    for (const auto &[d, s] : pairs) {
-      std::vector<std::string> lines, names;
-      for (const std::string &rounding : roundings)
-        for (const std::string &flag : flags) {
-          std::string name = "cvt";
-          for (const std::string &part : {rounding, flag})
-            if (!part.empty()) name += "." + part;
-          name += "." + d + "." + s;
-          // Operands as the form needs them: two f32 sources for an x2 pack,
-          // a vector of four for an x4 pack, random bits for `.rs`.
-          std::string sources = cvtRegister(s) + "2";
-          bool pack2 = d.size() > 2 && d.substr(d.size() - 2) == "x2", pack4 = d.size() > 2 && d.substr(d.size() - 2) == "x4";
-          if (s == "f32" && pack2) sources = "%f2, %f3";
-          if (s == "f32" && pack4) sources = "{%f2, %f3, %f4, %f5}";
-          if (rounding == "rs") sources += ", %r7";
-          lines.push_back(name + " " + cvtRegister(d) + "1, " + sources + ";");
-          names.push_back(name);
-        }
-      std::string failure;
-      std::map<size_t, std::string> rejected = ptxasRejects(ptxas, target, lines, scratch, failure);
-      if (!failure.empty()) {
-        std::cout << "NO-VERDICT cvt." << d << "." << s << " on " << target << ": " << failure << "\n";
-        ++disagreements;
-        continue;
+  std::vector<FormGroup> groups;
+  for (const auto &[d, s] : pairs) {
+    FormGroup group{"cvt." + d + "." + s, {}};
+    for (const std::string &rounding : roundings)
+      for (const std::string &flag : flags) {
+        std::string name = "cvt";
+        for (const std::string &part : {rounding, flag})
+          if (!part.empty()) name += "." + part;
+        name += "." + d + "." + s;
+        // Operands as the form needs them: two f32 sources for an x2 pack,
+        // a vector of four for an x4 pack, random bits for `.rs`.
+        std::string sources = cvtRegister(s) + "2";
+        bool pack2 = d.size() > 2 && d.substr(d.size() - 2) == "x2", pack4 = d.size() > 2 && d.substr(d.size() - 2) == "x4";
+        if (s == "f32" && pack2) sources = "%f2, %f3";
+        if (s == "f32" && pack4) sources = "{%f2, %f3, %f4, %f5}";
+        if (rounding == "rs") sources += ", %r7";
+        group.lines.push_back(name + " " + cvtRegister(d) + "1, " + sources + ";");
       }
-      for (size_t i = 0; i < lines.size(); ++i) {
-        ptx::LintOptions options;
-        options.limits = ptx::DiagnosticLimits::unlimited();
-        std::string lintFirst;
-        for (const ptx::Diagnostic &diagnostic : ptx::lintSource(cvtModule(target, {lines[i]}), options))
-          if (diagnostic.severity == ptx::Severity::Error) {
-            lintFirst = "[" + diagnostic.code + "] " + diagnostic.message;
-            break;
-          }
-        auto reject = rejected.find(i);
-        bool ptxasRejects = reject != rejected.end();
-        ++targetChecked;
-        if (!ptxasRejects) ++targetAccepted;
-        if (ptxasRejects == !lintFirst.empty()) {
-          if (verbose) std::cout << "agree " << target << " " << names[i] << "\n";
-          continue;
-        }
-        ++targetDisagreements;
-        std::cout << (ptxasRejects ? "MISS " : "FALSE-ERROR ") << target << " " << lines[i] << "\n";
-        if (!lintFirst.empty()) std::cout << "  lint:  " << lintFirst << "\n";
-        if (ptxasRejects) std::cout << "  ptxas: " << reject->second << "\n";
-      }
-    }
-    std::cout << target << ": " << targetChecked << " cvt forms, ptxas accepts " << targetAccepted << "; "
-              << targetDisagreements << " disagreements\n";
-    checked += targetChecked;
-    disagreements += targetDisagreements;
+    groups.push_back(std::move(group));
   }
-  fs::remove(scratch);
-  std::cout << checked << " cvt forms checked, " << disagreements << " disagreements\n";
-  return disagreements ? 1 : 0;
+  return groups;
+}
+
+/// `count` registers of the class that holds `type`, from 1: "%f1" or "{%f1, %f2}".
+std::string atomOperand(const std::string &type, int count) {
+  std::string reg = type == "b16"    ? "%h"
+                    : type == "b32"  ? "%r"
+                    : type == "b64"  ? "%rd"
+                    : type == "b128" ? "%q"
+                                     : cvtRegister(type);
+  if (count == 1) return reg + "1";
+  std::string list = "{";
+  for (int i = 1; i <= count; ++i) list += (i > 1 ? ", " : "") + reg + std::to_string(i);
+  return list + "}";
+}
+
+/// --atom-forms: atom and red over every operation, type, vector width, state
+/// space and `.noftz`, and the memory orders and scopes over three of them.
+std::vector<FormGroup> atomForms() {
+  const std::vector<std::string> types = {"b16", "b32", "b64", "b128", "u32", "s32", "u64", "s64",
+                                          "f32", "f64", "f16", "bf16", "f16x2", "bf16x2"};
+  const std::vector<std::string> operations = {"add", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas"};
+  const std::vector<std::pair<std::string, int>> vectors = {{"", 1}, {".v2", 2}, {".v4", 4}, {".v8", 8}};
+  auto form = [](const std::string &op, const std::string &modifiers, const std::string &type, int width,
+                 const std::string &operation) {
+    std::string line = op + modifiers + "." + type + " ";
+    if (op == "atom") line += atomOperand(type, width) + ", ";
+    line += "[%rd1], " + atomOperand(type, width);
+    if (operation == "cas") line += ", " + atomOperand(type, width);
+    return line + ";";
+  };
+  std::vector<FormGroup> groups;
+  for (const std::string op : {"atom", "red"})
+    for (const std::string space : {"", ".global", ".shared"})
+      for (const std::string &operation : operations) {
+        if (op == "red" && (operation == "exch" || operation == "cas")) continue;
+        FormGroup group{op + space + "." + operation, {}};
+        for (const std::string noftz : {"", ".noftz"})
+          for (const auto &[vector, width] : vectors)
+            for (const std::string &type : types)
+              group.lines.push_back(form(op, space + "." + operation + noftz + vector, type, width, operation));
+        groups.push_back(std::move(group));
+      }
+  for (const std::string op : {"atom", "red"})
+    for (const std::string space : {".global", ".shared::cta", ".shared::cluster"}) {
+      FormGroup group{op + space + " orders", {}};
+      for (const std::string sem : {"", ".relaxed", ".acquire", ".release", ".acq_rel", ".weak", ".volatile"})
+        for (const std::string scope : {"", ".cta", ".cluster", ".gpu", ".sys"})
+          for (const auto &[operation, type] : std::vector<std::pair<std::string, std::string>>{
+                   {"add", "f32"}, {"add", "u32"}, {"cas", "b32"}}) {
+            if (op == "red" && operation == "cas") continue;
+            group.lines.push_back(form(op, sem + scope + space + "." + operation, type, 1, operation));
+          }
+      groups.push_back(std::move(group));
+    }
+  return groups;
 }
 
 int usage() {
   std::cerr << "usage: lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...\n"
-               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms TARGET...\n";
+               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms TARGET...\n";
   return 2;
 }
 
@@ -349,15 +421,17 @@ int main(int argc, char **argv) {
   bool verbose = false;
   std::string expect = "any";
   std::vector<fs::path> files;
-  std::vector<std::string> cvtTargets;
-  bool cvt = false;
+  std::vector<std::string> formTargets;
+  std::string forms; // "cvt" or "atom" when checking forms
+
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (cvt && !arg.empty() && arg[0] != '-') {
-      cvtTargets.push_back(arg);
+    if (!forms.empty() && !arg.empty() && arg[0] != '-') {
+      formTargets.push_back(arg);
       continue;
     }
-    if (arg == "--cvt-forms") cvt = true;
+    if (arg == "--cvt-forms") forms = "cvt";
+    else if (arg == "--atom-forms") forms = "atom";
     else if (arg == "--ptxas" && i + 1 < argc) ptxas = argv[++i];
     else if (arg == "-j" && i + 1 < argc) jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     else if (arg == "--verbose") verbose = true;
@@ -365,7 +439,7 @@ int main(int argc, char **argv) {
     else if (!arg.empty() && arg[0] == '-') return usage();
     else collect(arg, files);
   }
-  if (cvt ? cvtTargets.empty() || !files.empty()
+  if (!forms.empty() ? formTargets.empty() || !files.empty()
           : files.empty() || (expect != "any" && expect != "accept" && expect != "reject"))
     return usage();
   if (ptxas.find('/') == std::string::npos) {
@@ -376,7 +450,8 @@ int main(int argc, char **argv) {
     }
     ptxas = *found;
   }
-  if (cvt) return cvtForms(ptxas, cvtTargets, verbose);
+  if (!forms.empty())
+    return checkForms(forms, ptxas, formTargets, forms == "cvt" ? cvtForms() : atomForms(), verbose);
   std::sort(files.begin(), files.end());
 
   std::vector<Verdict> verdicts(files.size());
