@@ -405,6 +405,7 @@ bool decodeLoadStore(DecodeContext &ctx, bool store) {
     if (!ctx.setAddress(in.operands[0], *space)) return true;
     if (!ctx.addSrc(in.operands[1], type)) return true;
     if (out.nsrc != vec) return ctx.invalid(fmt::format("vector width .v{} but {} values", vec, out.nsrc));
+    out.storesSources = type != DType::Pred;
     out.exec = execStore;
   }
   return true;

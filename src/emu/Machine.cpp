@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 
 namespace ptxforge::emu {
 
@@ -267,6 +268,16 @@ void initcheckSharedBytes(Warp &w, const Inst &inst, unsigned lane, uint64_t add
 
 } // namespace
 
+bool Warp::silentSharedStore(const Inst &inst, unsigned lane, uint64_t address) const {
+  if (!inst.storesSources) return false;
+  const uint8_t *p = cta->shared->data() + address;
+  for (unsigned i = 0; i < inst.nsrc; ++i) {
+    uint64_t v = get(inst.src(i), lane); // (little-endian, as memory is)
+    if (std::memcmp(p + i * inst.accessBytes, &v, inst.accessBytes) != 0) return false;
+  }
+  return true;
+}
+
 bool Warp::sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write,
                             bool atomic) {
   if (launch->checks.initcheck) {
@@ -292,7 +303,8 @@ bool Warp::sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, u
     a.write = write;
     a.line = inst.line;
     SharedRaceShadow::Conflict conflict;
-    if (!cta->shadow->access(address, bytes, a, conflict)) [[unlikely]] {
+    if (!cta->shadow->access(address, bytes, a, conflict) && !(write && silentSharedStore(inst, lane, address)))
+        [[unlikely]] {
       reportSharedRace(*this, inst, lane, conflict.address, write, conflict.state);
       return false;
     }
@@ -521,7 +533,8 @@ Warp::AccessResult Warp::sharedWordLanes(const Inst &inst, LaneMask active, cons
       if (!write && address[l] == previous) continue;
       previous = address[l];
       a.lane = static_cast<uint8_t>(l);
-      if (!shadow.accessWords((address[l] - window) >> 2, words, a, conflict)) [[unlikely]] {
+      if (!shadow.accessWords((address[l] - window) >> 2, words, a, conflict) &&
+          !(write && silentSharedStore(inst, l, address[l] - window))) [[unlikely]] {
         reportSharedRace(*this, inst, l, conflict.address, write, conflict.state);
         return kFaulted;
       }

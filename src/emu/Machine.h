@@ -214,6 +214,10 @@ struct Warp {
   /// access()'s shared-memory checks for one lane (initcheck, racecheck, the
   /// async proxy); false after a fatal finding.
   bool sharedLaneChecks(const Inst &inst, unsigned lane, uint64_t address, uint32_t bytes, bool write, bool atomic);
+  /// Whether `lane`'s store to shared offset `address` writes the bytes that
+  /// are there already: no order of it and another warp's access changes what
+  /// anyone reads (several threads storing the same reduction result).
+  bool silentSharedStore(const Inst &inst, unsigned lane, uint64_t address) const;
   /// Cross-CTA racecheck of a global access that passed memcheck (offset
   /// into allocation number `allocation`); false after a fatal finding.
   bool crossCtaAccess(const Inst &inst, unsigned lane, size_t allocation, uint64_t offset, uint32_t bytes, bool write,

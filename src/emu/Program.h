@@ -130,6 +130,9 @@ struct Inst {
   /// their destinations, and only such a use reports it. Addresses, guards
   /// and the operands of control and warp instructions always matter.
   bool initSink = false;
+  /// st: the bytes written are the sources, accessBytes each (racecheck lets
+  /// a store that leaves shared memory as it was race with another).
+  bool storesSources = false;
   uint16_t guardColumn = 0, addrColumn = 0; ///< PTX columns of the guard and the address (0: unknown)
   uint32_t line = 0;       ///< 1-based PTX line
   uint32_t aux = 0;        ///< index into Program::calls (Call) / family-specific

@@ -287,6 +287,40 @@ TEST_F(EmuTest, RacecheckLocatesAMissingBarrier) {
       << race->message;
 }
 
+TEST_F(EmuTest, RacecheckLetsWarpsStoreTheSameValue) {
+  // Every thread of four warps stores the same row results into the same
+  // shared words (Triton's reductions do), then reads them after a barrier:
+  // no order of the stores changes what is read. A store of a value that
+  // differs by warp is still a write-after-write hazard.
+  auto body = [](const char *value) {
+    return kernel(fmt::format(R"(
+  mov.u32 %r20, buf;
+  mov.u32 %r6, 7;
+  mov.u32 %r7, 9;
+  {}
+  st.shared.v2.u32 [%r20], {{%r6, %r7}};
+  st.shared.u16 [%r20+8], %r6;
+  bar.sync 0;
+  ld.shared.u32 %r8, [%r20];
+  ld.shared.u32 %r9, [%r20+4];
+  add.u32 %r8, %r8, %r9;
+  ld.shared.u16 %r9, [%r20+8];
+  add.u32 %r8, %r8, %r9;
+  st.global.u32 [%rd1], %r8;
+  ret;)", value), ".shared .align 8 .b8 buf[16];");
+  };
+  Outcome same = run(body(""), 1, 128, 128);
+  ASSERT_TRUE(same.status) << same.status.error().message;
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(same.out[i], 23u) << i;
+  EXPECT_EQ(find(same, "racecheck"), nullptr);
+
+  Outcome differ = run(body("shr.u32 %r7, %r3, 5;"), 1, 128, 128); // the warp's index
+  ASSERT_FALSE(differ.status);
+  const exec::LaunchFinding *race = find(differ, "racecheck");
+  ASSERT_NE(race, nullptr);
+  EXPECT_NE(race->message.find("write-after-write"), std::string::npos) << race->message;
+}
+
 TEST_F(EmuTest, MemcheckLocatesAnOutOfBoundsWrite) {
   // Writes out[i + 1]: the last thread writes one element past the end.
   std::string ptx = kernel(R"(
