@@ -89,13 +89,6 @@ std::optional<Form> readForm(const std::string &op, const std::vector<std::strin
   return f;
 }
 
-ArchGate gate(uint32_t sm, uint32_t ptx) {
-  ArchGate g;
-  g.sm = sm;
-  g.ptx = ptx;
-  return g;
-}
-
 } // namespace
 
 std::optional<FormProblem> checkAtomic(const std::string &op, const std::vector<std::string> &modifiers) {
@@ -137,21 +130,6 @@ std::optional<FormProblem> checkAtomic(const std::string &op, const std::vector<
   if (!isHalf(f.type) && f.noftzIndex != SIZE_MAX)
     return FormProblem{f.noftzIndex, "`" + f.name + "`: `.noftz` is only for 16-bit float types", "remove `.noftz`"};
   return std::nullopt;
-}
-
-std::vector<Requirement> atomicRequirements(const std::string &op, const std::vector<std::string> &modifiers) {
-  std::vector<Requirement> out;
-  std::optional<Form> form = readForm(op, modifiers);
-  if (!form || checkAtomic(op, modifiers)) return out;
-  std::string name = "`" + op + "." + std::string(form->operation) + "." + std::string(form->type) + "`";
-  if (form->width > 1) out.push_back(Requirement{gate(90, 81), "vector " + name});
-  if (form->type == "bf16" || form->type == "bf16x2") out.push_back(Requirement{gate(90, 78), name});
-  if (form->type == "f16") out.push_back(Requirement{gate(70, 63), name});
-  if (form->type == "f16x2") out.push_back(Requirement{gate(60, 62), name});
-  if (form->type == "f64" && form->operation == "add") out.push_back(Requirement{gate(60, 50), name});
-  if (form->type == "b16") out.push_back(Requirement{gate(70, 63), name});
-  if (form->type == "b128") out.push_back(Requirement{gate(90, 83), name});
-  return out;
 }
 
 } // namespace ptxforge::ptx

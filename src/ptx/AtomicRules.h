@@ -6,7 +6,6 @@
 #pragma once
 
 #include "ptx/ConversionRules.h"
-#include "ptx/InstructionTable.h"
 
 #include <optional>
 #include <string>
@@ -18,9 +17,5 @@ namespace ptxforge::ptx {
 /// "add", "f32"}). nullopt when the form is valid, and when the modifiers name
 /// no operation or no type (the table reports those).
 std::optional<FormProblem> checkAtomic(const std::string &op, const std::vector<std::string> &modifiers);
-
-/// What a valid atom/red form needs of the target and the PTX ISA version
-/// (`.bf16` sm_90, vectors sm_90 and PTX 8.1, `.b128` sm_90 and PTX 8.3).
-std::vector<Requirement> atomicRequirements(const std::string &op, const std::vector<std::string> &modifiers);
 
 } // namespace ptxforge::ptx

@@ -8,7 +8,6 @@
 // tcgen05, multimem, tensormap) accept any modifier.
 #include "ptx/InstructionTable.h"
 
-#include "ptx/AtomicRules.h"
 #include "ptx/ConversionRules.h"
 
 #include "support/Text.h"
@@ -149,7 +148,7 @@ constexpr EntryDef kEntries[] = {
     // Comparison and selection.
     {"set", "@cmp @bool ftz s16 s32 s64 u16 u32 u64 b16 b32 b64 f32 f64 @half"},
     {"setp", "@cmp @bool ftz @int @bits @half @fp"},
-    {"selp", "@int @bits @fp f16 bf16"},
+    {"selp", "@int @bits @fp"},
     {"slct", "ftz @int @bits @fp"},
     // Conversion and movement.
     {"cvt", "@int @int8 @allbits @half tf32 @fp f32x2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 s2f6x2 "
@@ -323,6 +322,8 @@ constexpr ModifierGateDef kModifierGates[] = {
     {"min max", "xorsign", 86, false, 72},
     {"add sub min max", "s16x2 u16x2", 90, false, 80},
     {"fma", "relu", 80, false, 70},
+    {"min max", "relu", 90, false, 80},
+    {"fma", "oob", 90, false, 81},
     {"add sub mul fma", "f32x2", 100, false, 86},
     {"tanh ex2", "bf16 bf16x2", 90, false, 78},
     {"ex2", "f16 f16x2", 75, false, 70},
@@ -710,8 +711,6 @@ std::vector<Requirement> instructionRequirements(const OpcodeMatch &match, const
   }
   if (entry.name == "cvt")
     for (Requirement &r : conversionRequirements(modifiers)) out.push_back(std::move(r));
-  if (entry.name == "atom" || entry.name == "red")
-    for (Requirement &r : atomicRequirements(entry.name, modifiers)) out.push_back(std::move(r));
   return out;
 }
 

@@ -4,6 +4,7 @@
 // finding that ptxas reports anyway.
 #include "ptx/Lint.h"
 
+#include "ptx/ArithmeticRules.h"
 #include "ptx/AtomicRules.h"
 #include "ptx/ConversionRules.h"
 #include "ptx/InstructionTable.h"
@@ -980,7 +981,7 @@ private:
     } else if (auto form = match->entry->name == "cvt" ? checkConversion(in.modifiers)
                            : match->entry->name == "atom" || match->entry->name == "red"
                                ? checkAtomic(match->entry->name, in.modifiers)
-                               : std::nullopt) {
+                               : checkArithmetic(match->entry->name, in.modifiers, targetSm_)) {
       // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding, `atom.add.b32`).
       SourceLoc loc = form->modifierIndex < in.modifierLocs.size() ? in.modifierLocs[form->modifierIndex] : in.loc;
       error("invalid-instruction-type", loc, form->message, form->hint);

@@ -5,7 +5,7 @@
 // message of each side. Exit 1 when there is any disagreement.
 //
 //   lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...
-//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms TARGET...
+//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms TARGET...
 //
 // PATH is a .ptx file or a folder (searched recursively for *.ptx). The ptxas
 // target is the module's highest `.target` (`compute_XX` read as `sm_XX`), or
@@ -20,7 +20,9 @@
 // lints each one alone: the lint's cvt rules (src/ptx/ConversionRules.cpp)
 // must say what ptxas says about every one of them. --atom-forms does the same
 // for atom and red: every operation, type, vector width, state space and
-// `.noftz`, and the memory orders and scopes over three of them.
+// `.noftz`, and the memory orders and scopes over three of them; --alu-forms
+// for the arithmetic and comparison instructions over 15 types with their
+// modifiers (and without the ones some forms need).
 #include "ptx/Diagnostic.h"
 #include "ptx/Lint.h"
 #include "support/Process.h"
@@ -196,7 +198,7 @@ std::string cvtRegister(const std::string &type) {
 }
 
 const char *const kCvtHeader = ".address_size 64\n.visible .entry k()\n{\n.reg .b8 %b<9>;\n.reg .b16 %h<9>;\n"
-                               ".reg .b32 %r<9>;\n.reg .b64 %rd<9>; .reg .b128 %q<9>;\n.reg .f32 %f<9>;\n.reg .f64 %fd<9>;\n";
+                               ".reg .b32 %r<9>;\n.reg .b64 %rd<9>; .reg .b128 %q<9>;\n.reg .f32 %f<9>;\n.reg .f64 %fd<9>; .reg .pred %p<9>;\n";
 
 std::string cvtModule(const std::string &target, const std::vector<std::string> &lines) {
   std::string text = ".version 9.0\n.target " + target + "\n" + kCvtHeader;
@@ -347,6 +349,91 @@ std::vector<FormGroup> cvtForms() {
   return groups;
 }
 
+/// The register that holds a value of `type` in the --alu-forms modules.
+std::string aluRegister(const std::string &type) {
+  if (type == "b16" || type == "u16" || type == "s16") return "%h";
+  if (type == "b32") return "%r";
+  if (type == "b64") return "%rd";
+  return cvtRegister(type);
+}
+
+/// --alu-forms: the arithmetic and comparison instructions over 15 types,
+/// each with the modifiers it has (alone and in the combinations compilers
+/// write), `setp` with every comparison, with and without `.ftz`, and the
+/// forms that need a modifier written without it.
+std::vector<FormGroup> aluForms() {
+  const std::vector<std::string> types = {"u16", "s16", "u32", "s32", "u64",   "s64",    "b16", "b32",
+                                          "b64", "f16", "bf16", "f16x2", "bf16x2", "f32", "f64"};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> binary = {
+      {"add", {"", "rn", "rz", "rm", "ftz", "sat", "ftz.sat", "rn.ftz", "cc"}},
+      {"sub", {"", "rn", "rp", "ftz", "sat", "cc"}},
+      {"mul", {"", "lo", "hi", "wide", "rn", "rz", "ftz", "sat", "lo.sat", "rn.ftz.sat"}},
+      {"min", {"", "ftz", "NaN", "ftz.NaN", "xorsign.abs", "relu"}},
+      {"max", {"", "ftz", "NaN", "relu"}},
+      {"div", {"", "rn", "rz", "approx", "full", "approx.ftz", "full.ftz", "rn.ftz"}},
+      {"rem", {""}}, {"and", {""}}, {"or", {""}}, {"xor", {""}}, {"copysign", {""}}};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> ternary = {
+      {"mad", {"", "lo", "hi", "wide", "rn", "rm", "ftz", "sat", "rn.ftz", "rn.sat", "hi.sat", "lo.sat"}},
+      {"fma", {"", "rn", "rz", "rm", "rp", "rn.ftz", "rn.sat", "rn.ftz.sat", "rn.relu", "rn.oob"}}};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> unary = {
+      {"abs", {"", "ftz"}},       {"neg", {"", "ftz"}},
+      {"sqrt", {"", "rn", "rz", "approx", "approx.ftz", "rn.ftz"}},
+      {"rcp", {"", "rn", "rm", "approx", "approx.ftz", "rn.ftz"}},
+      {"rsqrt", {"", "approx", "approx.ftz"}}, {"sin", {"", "approx", "approx.ftz"}}, {"cos", {"approx"}},
+      {"lg2", {"", "approx", "approx.ftz"}},   {"ex2", {"", "approx", "approx.ftz"}},
+      {"tanh", {"", "approx"}},   {"mov", {""}}, {"not", {""}}};
+  auto name = [](const std::string &op, const std::string &modifiers, const std::string &type) {
+    return op + (modifiers.empty() ? "" : "." + modifiers) + "." + type;
+  };
+  std::vector<FormGroup> groups;
+  for (const auto &[op, variants] : binary) {
+    FormGroup group{op, {}};
+    for (const std::string &m : variants)
+      for (const std::string &t : types) {
+        std::string r = aluRegister(t), d = r;
+        if (m == "wide") d = t == "u16" || t == "s16" ? "%r" : t == "u32" || t == "s32" ? "%rd" : r;
+        group.lines.push_back(name(op, m, t) + " " + d + "1, " + r + "2, " + r + "3;");
+      }
+    groups.push_back(std::move(group));
+  }
+  for (const auto &[op, variants] : ternary) {
+    FormGroup group{op, {}};
+    for (const std::string &m : variants)
+      for (const std::string &t : types) {
+        std::string r = aluRegister(t), d = r;
+        if (m == "wide") d = t == "u16" || t == "s16" ? "%r" : t == "u32" || t == "s32" ? "%rd" : r;
+        group.lines.push_back(name(op, m, t) + " " + d + "1, " + r + "2, " + r + "3, " + d + "4;");
+      }
+    groups.push_back(std::move(group));
+  }
+  for (const auto &[op, variants] : unary) {
+    FormGroup group{op, {}};
+    for (const std::string &m : variants)
+      for (const std::string &t : types) {
+        std::string r = aluRegister(t);
+        group.lines.push_back(name(op, m, t) + " " + r + "1, " + r + "2;");
+      }
+    groups.push_back(std::move(group));
+  }
+  FormGroup compare{"setp", {}}, select{"selp redux", {}};
+  for (const std::string c : {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
+                              "gtu", "geu", "num", "nan"})
+    for (const std::string ftz : {"", ".ftz"})
+      for (const std::string &t : types) {
+        std::string r = aluRegister(t);
+        compare.lines.push_back("setp." + c + ftz + "." + t + " %p1, " + r + "2, " + r + "3;");
+      }
+  for (const std::string &t : types) {
+    std::string r = aluRegister(t);
+    select.lines.push_back("selp." + t + " " + r + "1, " + r + "2, " + r + "3, %p1;");
+    for (const std::string op : {"add", "min", "and"})
+      select.lines.push_back("redux.sync." + op + "." + t + " " + r + "1, " + r + "2, -1;");
+  }
+  groups.push_back(std::move(compare));
+  groups.push_back(std::move(select));
+  return groups;
+}
+
 /// `count` registers of the class that holds `type`, from 1: "%f1" or "{%f1, %f2}".
 std::string atomOperand(const std::string &type, int count) {
   std::string reg = type == "b16"    ? "%h"
@@ -404,7 +491,7 @@ std::vector<FormGroup> atomForms() {
 
 int usage() {
   std::cerr << "usage: lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...\n"
-               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms TARGET...\n";
+               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms TARGET...\n";
   return 2;
 }
 
@@ -432,6 +519,7 @@ int main(int argc, char **argv) {
     }
     if (arg == "--cvt-forms") forms = "cvt";
     else if (arg == "--atom-forms") forms = "atom";
+    else if (arg == "--alu-forms") forms = "alu";
     else if (arg == "--ptxas" && i + 1 < argc) ptxas = argv[++i];
     else if (arg == "-j" && i + 1 < argc) jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     else if (arg == "--verbose") verbose = true;
@@ -451,7 +539,8 @@ int main(int argc, char **argv) {
     ptxas = *found;
   }
   if (!forms.empty())
-    return checkForms(forms, ptxas, formTargets, forms == "cvt" ? cvtForms() : atomForms(), verbose);
+    return checkForms(forms, ptxas, formTargets,
+                      forms == "cvt" ? cvtForms() : forms == "atom" ? atomForms() : aluForms(), verbose);
   std::sort(files.begin(), files.end());
 
   std::vector<Verdict> verdicts(files.size());
