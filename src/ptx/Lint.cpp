@@ -5,7 +5,7 @@
 #include "ptx/Lint.h"
 
 #include "ptx/ArithmeticRules.h"
-#include "ptx/AtomicRules.h"
+#include "ptx/MemoryRules.h"
 #include "ptx/ConversionRules.h"
 #include "ptx/InstructionTable.h"
 #include "ptx/Parser.h"
@@ -981,6 +981,8 @@ private:
     } else if (auto form = match->entry->name == "cvt" ? checkConversion(in.modifiers)
                            : match->entry->name == "atom" || match->entry->name == "red"
                                ? checkAtomic(match->entry->name, in.modifiers)
+                           : match->entry->name == "ld" || match->entry->name == "st"
+                               ? checkLoadStore(match->entry->name, in.modifiers)
                                : checkArithmetic(match->entry->name, in.modifiers, targetSm_)) {
       // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding, `atom.add.b32`).
       SourceLoc loc = form->modifierIndex < in.modifierLocs.size() ? in.modifierLocs[form->modifierIndex] : in.loc;

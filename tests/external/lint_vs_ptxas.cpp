@@ -5,7 +5,7 @@
 // message of each side. Exit 1 when there is any disagreement.
 //
 //   lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...
-//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms TARGET...
+//   lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms|--memory-forms TARGET...
 //
 // PATH is a .ptx file or a folder (searched recursively for *.ptx). The ptxas
 // target is the module's highest `.target` (`compute_XX` read as `sm_XX`), or
@@ -22,7 +22,8 @@
 // for atom and red: every operation, type, vector width, state space and
 // `.noftz`, and the memory orders and scopes over three of them; --alu-forms
 // for the arithmetic and comparison instructions over 15 types with their
-// modifiers (and without the ones some forms need).
+// modifiers (and without the ones some forms need); --memory-forms for ld and
+// st in every state space with each cache operator, order and hint.
 #include "ptx/Diagnostic.h"
 #include "ptx/Lint.h"
 #include "support/Process.h"
@@ -434,6 +435,36 @@ std::vector<FormGroup> aluForms() {
   return groups;
 }
 
+/// --memory-forms: ld and st in every state space with each cache operator,
+/// memory order, L1/L2 hint and `.nc`, scalar and vector, over four types.
+std::vector<FormGroup> memoryForms() {
+  const std::vector<std::string> spaces = {"", ".global", ".shared", ".local", ".const", ".param"};
+  const std::vector<std::string> orders = {"", ".volatile", ".relaxed.gpu", ".acquire.gpu", ".release.cta", ".weak"};
+  const std::vector<std::string> after = {"",    ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".nc",
+                                          ".L1::evict_last", ".L1::no_allocate", ".L2::128B", ".nc.L1::no_allocate"};
+  std::vector<FormGroup> groups;
+  for (const std::string op : {"ld", "st"})
+    for (const std::string &space : spaces) {
+      FormGroup group{op + space, {}};
+      for (const std::string &order : orders)
+        for (const std::string &modifier : after) {
+          if (!order.empty() && !modifier.empty()) continue; // each alone
+          for (const auto &[vector, width] : std::vector<std::pair<std::string, int>>{{"", 1}, {".v2", 2}, {".v4", 4}})
+            for (const std::string type : {"u8", "u32", "f32", "b64"}) {
+              std::string reg = type == "u8" ? "%h" : type == "b64" ? "%rd" : type == "f32" ? "%f" : "%r";
+              std::string value = width == 1 ? reg + "1" : reg + "1, " + reg + "2";
+              if (width == 4) value += ", " + reg + "3, " + reg + "4";
+              if (width > 1) value = "{" + value + "}";
+              std::string name = op + order + space + modifier + vector + "." + type;
+              group.lines.push_back(op == std::string("ld") ? name + " " + value + ", [%rd5];"
+                                                            : name + " [%rd5], " + value + ";");
+            }
+        }
+      groups.push_back(std::move(group));
+    }
+  return groups;
+}
+
 /// `count` registers of the class that holds `type`, from 1: "%f1" or "{%f1, %f2}".
 std::string atomOperand(const std::string &type, int count) {
   std::string reg = type == "b16"    ? "%h"
@@ -491,7 +522,7 @@ std::vector<FormGroup> atomForms() {
 
 int usage() {
   std::cerr << "usage: lint_vs_ptxas [--ptxas PATH] [-j N] [--verbose] [--expect accept|reject|any] PATH...\n"
-               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms TARGET...\n";
+               "       lint_vs_ptxas [--ptxas PATH] [--verbose] --cvt-forms|--atom-forms|--alu-forms|--memory-forms TARGET...\n";
   return 2;
 }
 
@@ -520,6 +551,7 @@ int main(int argc, char **argv) {
     if (arg == "--cvt-forms") forms = "cvt";
     else if (arg == "--atom-forms") forms = "atom";
     else if (arg == "--alu-forms") forms = "alu";
+    else if (arg == "--memory-forms") forms = "memory";
     else if (arg == "--ptxas" && i + 1 < argc) ptxas = argv[++i];
     else if (arg == "-j" && i + 1 < argc) jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     else if (arg == "--verbose") verbose = true;
@@ -540,7 +572,11 @@ int main(int argc, char **argv) {
   }
   if (!forms.empty())
     return checkForms(forms, ptxas, formTargets,
-                      forms == "cvt" ? cvtForms() : forms == "atom" ? atomForms() : aluForms(), verbose);
+                      forms == "cvt"    ? cvtForms()
+                      : forms == "atom" ? atomForms()
+                      : forms == "alu"  ? aluForms()
+                                        : memoryForms(),
+                      verbose);
   std::sort(files.begin(), files.end());
 
   std::vector<Verdict> verdicts(files.size());

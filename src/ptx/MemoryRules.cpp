@@ -1,5 +1,5 @@
-// The forms of `atom` and `red` (see AtomicRules.h).
-#include "ptx/AtomicRules.h"
+// The forms of the memory instructions (see MemoryRules.h).
+#include "ptx/MemoryRules.h"
 
 #include <cstdint>
 #include <string_view>
@@ -129,6 +129,47 @@ std::optional<FormProblem> checkAtomic(const std::string &op, const std::vector<
   }
   if (!isHalf(f.type) && f.noftzIndex != SIZE_MAX)
     return FormProblem{f.noftzIndex, "`" + f.name + "`: `.noftz` is only for 16-bit float types", "remove `.noftz`"};
+  return std::nullopt;
+}
+
+std::optional<FormProblem> checkLoadStore(const std::string &op, const std::vector<std::string> &modifiers) {
+  if (op != "ld" && op != "st") return std::nullopt;
+  bool load = op == "ld";
+  std::string name = op, space;
+  for (const std::string &m : modifiers) {
+    name += "." + m;
+    if (m == "global" || m == "local" || m == "const" || m == "shared" || m.rfind("shared::", 0) == 0 ||
+        m == "param" || m.rfind("param::", 0) == 0)
+      space = m.substr(0, m.find("::"));
+  }
+  auto problem = [&](size_t i, const std::string &what, const std::string &hint) {
+    return FormProblem{i, "`" + name + "`: " + what, hint};
+  };
+  if (!load && space == "const")
+    return problem(SIZE_MAX, "constant memory is read-only", "store to global or shared memory");
+  for (size_t i = 0; i < modifiers.size(); ++i) {
+    const std::string &m = modifiers[i];
+    if (load && (m == "wb" || m == "wt"))
+      return problem(i, "`." + m + "` is a store cache operator; loads take .ca, .cg, .cs, .lu, .cv", "remove `." + m + "`");
+    if (!load && (m == "ca" || m == "lu" || m == "cv"))
+      return problem(i, "`." + m + "` is a load cache operator; stores take .wb, .cg, .cs, .wt", "remove `." + m + "`");
+    if (m == "nc" && !load)
+      return problem(i, "`.nc` (the non-coherent read-only path) is for loads", "remove `.nc`");
+    if (m == "nc" && space != "global")
+      return problem(i, "`.nc` reads global memory only", "write `ld.global.nc` (or drop `.nc`)");
+    bool hint = m.rfind("L1::", 0) == 0 || m.rfind("L2::", 0) == 0;
+    if (hint && !load && (m == "L2::64B" || m == "L2::128B" || m == "L2::256B"))
+      return problem(i, "a prefetch size is for loads", "remove `." + m + "`");
+    if (hint && m != "L2::cache_hint" && !space.empty() && space != "global")
+      return problem(i, "`." + m + "` applies to global memory", "remove `." + m + "`");
+    bool strong = m == "volatile" || m == "relaxed" || m == "acquire" || m == "release" || m == "mmio";
+    if (strong && (space == "const" || space == "local" || space == "param"))
+      return problem(i, "`." + m + "` orders global and shared memory, not " + space, "remove `." + m + "`");
+    if ((load && m == "release") || (!load && m == "acquire"))
+      return problem(i, load ? "a load does not release" : "a store does not acquire",
+                     load ? "use `ld.acquire` (or a relaxed load followed by `fence.acq_rel`)"
+                          : "use `st.release` (or `fence.acq_rel` followed by a relaxed store)");
+  }
   return std::nullopt;
 }
 
