@@ -853,6 +853,12 @@ private:
            "write `@" + std::string(opcode.text) + " " + rest + "` (or `@!" + std::string(opcode.text) +
                "` to negate it)");
     }
+    if (opcode.text[0] == '%')
+      // `%p1` alone on its line (what followed it commented out, say): a
+      // register is never an opcode, wherever the next token is.
+      fail(opcode, "register '" + std::string(opcode.text) + "' where an instruction belongs",
+           "an instruction starts with its opcode (`bra`, `mov.u32`, ...); a guard predicate is written `@" +
+               std::string(opcode.text) + "` before it");
     next();
     instruction.opcode = std::string(opcode.text);
     while (peek().kind == TokenKind::DotName) {

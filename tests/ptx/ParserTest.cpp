@@ -286,6 +286,17 @@ TEST(ParserRecovery, BarePredicateGetsItsOwnMessage) {
   EXPECT_EQ(diagnostics[0].hint, "write `@%p1 bra.uni DONE;` (or `@!%p1` to negate it)");
 }
 
+TEST(ParserRecovery, ARegisterAloneOnItsLineIsNoOpcode) {
+  // The rest of `%p1 bra.uni DONE;` commented out: the next line's `ret` must
+  // not become the operand of an instruction named `%p1` (which printed and
+  // parsed back as the one-line form, a syntax error: the fuzzer found it).
+  std::vector<Diagnostic> diagnostics;
+  parseBody("%p1 //bra.uni DONE;\nret;", &diagnostics);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].line, 6u);
+  EXPECT_NE(diagnostics[0].message.find("register '%p1' where an instruction belongs"), std::string::npos);
+}
+
 TEST(ParserRecovery, UnreadNamesComeFromBrokenDeclarationsNotInstructions) {
   ParseResult result = parse(std::string(kHeader) +
                              ".visible .entry k()\n{\n.reg .b32 %r<4 ;\nadd.s32 %q1, %q2 %q3;\nret;\n}\n");
