@@ -1015,8 +1015,9 @@ uint64_t stepBits(const Format &f, uint64_t bits, bool down) {
 /// that lands on the correctly rounded value and a neighbour (the chosen
 /// direction first) is also within the bound, the neighbour is taken, so a
 /// result is the correctly rounded one only where the bound allows no other.
-/// An exact value that overflows the format stays infinite; ±0 and NaN pass
-/// through, and so does everything when maxError is 0.
+/// An exact value that overflows the format stays infinite; one that rounds
+/// to ±0 stays ±0, ±0 and NaN pass through, and so does everything when
+/// maxError is 0; no result changes sign.
 /// encodeDouble(f, value, NearestEven, nanBits); for f32, the host's own
 /// conversion, which rounds to nearest even (the mode outside HostRounding),
 /// subnormals and overflow included.
@@ -1027,7 +1028,11 @@ inline uint64_t nearestIn(const Format &f, double value, uint64_t nanBits) {
 
 uint64_t perturbedInto(const Format &f, double exact, double maxError, uint64_t seed, uint64_t nanBits) {
   uint64_t rounded = nearestIn(f, exact, nanBits);
-  if (!std::isfinite(exact) || exact == 0 || !(maxError > 0) || (rounded & ~signBit(f)) == f.overflowBits)
+  // A result that underflows to zero stays zero, as the GPU's is (an H200's
+  // ex2.approx of -300, div.approx of a subnormal by 2^32: ±0, never the
+  // smallest subnormal of either sign).
+  if (!std::isfinite(exact) || exact == 0 || !(maxError > 0) || (rounded & ~signBit(f)) == f.overflowBits ||
+      (rounded & ~signBit(f)) == 0)
     return rounded;
   uint64_t hash = mixBits(seed);
   bool down = (hash & 1) != 0;
@@ -1042,7 +1047,8 @@ uint64_t perturbedInto(const Format &f, double exact, double maxError, uint64_t 
     double other = decodeIn(f, neighbour);
     if (std::isfinite(other) && std::fabs(other - exact) <= maxError) bits = neighbour;
   }
-  return bits;
+  // Never across zero: the sign of a result is the exact one's.
+  return (bits & signBit(f)) == (rounded & signBit(f)) ? bits : rounded;
 }
 
 /// An f32 .approx result: `exact` within `maxError`, seeded by the operation

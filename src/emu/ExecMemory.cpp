@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cmath>
 #include <bit>
 
 namespace ptxforge::emu {
@@ -178,7 +179,13 @@ template <typename U> U atomicApply(uint8_t *p, AtomOp op, DType type, uint64_t 
     U bv = static_cast<U>(b);
     switch (op) {
     case AAdd:
-      if (type == DType::F32) next = static_cast<U>(asBits(bitsAs<float>(old) + bitsAs<float>(bv)));
+      if (type == DType::F32) {
+        // atom/red .add.f32 flushes subnormal inputs and results to zeros of
+        // their sign, and its NaN is 0x7fffffff (measured on an H200:
+        // docs/results/emu-differential-h200-2026-12-06.md).
+        float sum = addF32(bitsAs<float>(old), bitsAs<float>(bv), Rounding::Rn, true);
+        next = static_cast<U>(std::isnan(sum) ? 0x7fffffffu : asBits(sum));
+      }
       else if (type == DType::F64) next = static_cast<U>(asBits(bitsAs<double>(old) + bitsAs<double>(bv)));
       else if (type == DType::F16) next = static_cast<U>(f16Add(uint16_t(old), uint16_t(bv), Rounding::Rn, false, false));
       else if (type == DType::BF16) next = static_cast<U>(bf16Add(uint16_t(old), uint16_t(bv), Rounding::Rn));

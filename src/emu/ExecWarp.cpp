@@ -24,7 +24,7 @@ void execShfl(Warp &w, const Inst &in, LaneMask active) {
   const uint64_t *arow = w.row(in.src(0).slot);
   for (unsigned l = 0; l < kWarpSize; ++l) a[l] = arow[l];
   forEachLane(active, [&](unsigned lane) {
-    uint32_t b = static_cast<uint32_t>(w.get(in.src(1), lane));
+    uint32_t b = static_cast<uint32_t>(w.get(in.src(1), lane)) & 0x1f; // the ISA's bval = b[4:0]
     uint32_t c = static_cast<uint32_t>(w.get(in.src(2), lane));
     uint32_t segmask = (c >> 8) & 0x1f, clamp = c & 0x1f;
     int maxLane = static_cast<int>((lane & segmask) | (clamp & ~segmask));

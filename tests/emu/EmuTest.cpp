@@ -650,6 +650,41 @@ TEST_F(EmuTest, VectorAtomicsAreOneAtomicPerElement) {
   EXPECT_EQ(got[7], 0x427E0000u); // bf16 {0, max i/2 = 63.5}
 }
 
+TEST_F(EmuTest, WhatAnH200DoesWhereTheEmulatorDifferedFromIt) {
+  // Found by scripts/emu-differential.py on an H200
+  // (docs/results/emu-differential-h200-2026-12-06.md), each lane:
+  //   out[4l]   atom.add.f32 of a subnormal into a subnormal: both read as
+  //             zeros of their sign (-0 + -0 = -0), and NaN is 0x7fffffff;
+  //   out[4l+1] shfl.sync.bfly's lane operand is its low five bits (33 is 1);
+  //   out[4l+2] ex2.approx.f32(-300) and div.approx.f32(2^-130, 2^32) are +0,
+  //   out[4l+3]   not the smallest subnormal of either sign.
+  std::string ptx = kernel(R"(
+  mul.wide.u32 %rd5, %r1, 16;
+  add.s64 %rd6, %rd10, %rd5;
+  mov.b32 %f1, 0x80590c7c;
+  st.global.f32 [%rd6], %f1;
+  mov.b32 %f2, 0x80000001;
+  and.b32 %r6, %r1, 1;
+  setp.eq.u32 %p1, %r6, 1;
+  @%p1 mov.b32 %f2, 0x7fc00000;
+  atom.global.add.f32 %f3, [%rd6], %f2;
+  shfl.sync.bfly.b32 %r7, %r1, 33, 31, -1;
+  st.global.u32 [%rd6+4], %r7;
+  ex2.approx.f32 %f4, 0fC3960000;
+  st.global.f32 [%rd6+8], %f4;
+  div.approx.f32 %f5, 0f00200000, 0f4F800000;
+  st.global.f32 [%rd6+12], %f5;
+  ret;)");
+  Outcome o = run(ptx, 1, 32, 128);
+  ASSERT_TRUE(o.status) << o.status.error().message;
+  for (uint32_t l = 0; l < 32; ++l) {
+    EXPECT_EQ(o.out[4 * l], (l & 1) ? 0x7fffffffu : 0x80000000u) << l;
+    EXPECT_EQ(o.out[4 * l + 1], l ^ 1) << l;
+    EXPECT_EQ(o.out[4 * l + 2], 0u) << l;
+    EXPECT_EQ(o.out[4 * l + 3], 0u) << l;
+  }
+}
+
 TEST_F(EmuTest, VectorAtomicsAreAlignedToTheWholeVector) {
   std::string ptx = kernel(R"(
   red.global.add.v2.f32 [%rd10+4], {1.0, 2.0};

@@ -403,10 +403,13 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> written; ///< buffer, path
 };
 
-Result<std::vector<uint8_t>> moduleImage(exec::Executor &executor, const std::string &ptxText, const std::string &kernel) {
+Result<std::vector<uint8_t>> moduleImage(exec::Executor &executor, const std::string &ptxText, const ptx::Module &module,
+                                         const std::string &kernel) {
   if (executor.moduleFormat() == exec::ModuleFormat::Ptx) return std::vector<uint8_t>(ptxText.begin(), ptxText.end());
   toolchain::CompileOptions options;
-  options.arch = executor.properties().arch();
+  // A module for the device's arch-specific variant (`.target sm_90a` on an
+  // sm_90 GPU) compiles for that variant, as check does.
+  options.arch = ptx::compileArchFor(module, executor.properties().arch());
   options.entryName = kernel;
   Result<toolchain::CompileResult> compiled = toolchain::compilePtx(ptxText, options);
   if (!compiled) return compiled.error();
@@ -486,7 +489,7 @@ int runKernel(const RunCli &cli) {
   if (!executor) return fail(format, "no executor: " + unavailable);
   RunReport report;
   report.executor = executor->properties().backend;
-  Result<std::vector<uint8_t>> image = moduleImage(*executor, input->text, cli.kernel);
+  Result<std::vector<uint8_t>> image = moduleImage(*executor, input->text, parsed.module, cli.kernel);
   if (!image) return fail(format, makeError(image.error().kind, input->name + ": " + image.error().message));
   Result<exec::ModuleHandle> module = executor->loadModule(*image, executor->moduleFormat());
   if (!module) return fail(format, module.error());
