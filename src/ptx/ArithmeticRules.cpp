@@ -97,7 +97,7 @@ bool has(const std::vector<std::string> &modifiers, std::string_view list) {
 
 /// A form that lacks a modifier it needs: what and the fix.
 std::optional<FormProblem> missingModifier(const std::string &op, const std::vector<std::string> &modifiers,
-                                           const std::string &type, uint32_t targetSm) {
+                                           const std::string &type, uint32_t targetSm, uint32_t ptxVersion) {
   bool isFloat = contains(kFloats, type);
   bool integer = contains(kIntegers, type);
   bool modern = targetSm == 0 || targetSm >= 20;
@@ -107,7 +107,9 @@ std::optional<FormProblem> missingModifier(const std::string &op, const std::vec
   };
   if ((op == "mul" || op == "mad") && integer && !has(modifiers, "lo hi wide"))
     return needs("`.lo`, `.hi` or `.wide`: which part of the double-width product to keep", "lo");
-  if (!isFloat) return std::nullopt;
+  // Before PTX ISA 1.4 a float div, sqrt, rcp, ex2, ... without a modifier
+  // was the approximate one, and mad.f64 needed no rounding mode.
+  if (!isFloat || (ptxVersion != 0 && ptxVersion < 14)) return std::nullopt;
   bool rounds = has(modifiers, "rn rz rm rp");
   if (((op == "mad" && modern) || op == "fma") && !rounds)
     return needs("a rounding mode (`.rn`, `.rz`, `.rm`, `.rp`): it is a fused multiply-add", "rn");
@@ -129,7 +131,7 @@ std::optional<FormProblem> missingModifier(const std::string &op, const std::vec
 } // namespace
 
 std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vector<std::string> &modifiers,
-                                           uint32_t targetSm) {
+                                           uint32_t targetSm, uint32_t ptxVersion) {
   static constexpr std::string_view kOps =
       "add sub mul mad fma min max div abs neg sqrt rcp rsqrt sin cos lg2 ex2 tanh setp set redux.sync";
   if (!contains(kOps, op)) return std::nullopt;
@@ -169,7 +171,7 @@ std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vec
       std::string hint = "remove `." + m + "`";
       std::vector<std::string> rest = modifiers;
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-      if (std::optional<FormProblem> after = missingModifier(op, rest, type, targetSm)) {
+      if (std::optional<FormProblem> after = missingModifier(op, rest, type, targetSm, ptxVersion)) {
         size_t at = after->hint.find('`');
         if (at != std::string::npos) hint = after->hint;
       } else {
@@ -187,7 +189,7 @@ std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vec
     return FormProblem{at, "`" + spelled(op, modifiers, SIZE_MAX) + "`: an integer `mad` saturates only with `.hi`",
                        "remove `.sat`, or use `mad.hi.sat.s32`"};
   }
-  return missingModifier(op, modifiers, type, targetSm);
+  return missingModifier(op, modifiers, type, targetSm, ptxVersion);
 }
 
 } // namespace ptxforge::ptx

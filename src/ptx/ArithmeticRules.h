@@ -21,11 +21,13 @@ namespace ptxforge::ptx {
 
 /// Checks the modifiers of arithmetic instruction `op` (add, sub, mul, mad,
 /// fma, min, max, div, abs, neg, sqrt, rcp, rsqrt, sin, cos, lg2, ex2, tanh,
-/// setp, set, redux.sync) against its type. `targetSm` is the module's SM (0:
-/// none): `mad.f32` needs a rounding mode from sm_20 on, not before.
+/// setp, set, redux.sync) against its type. `targetSm` is the module's SM and
+/// `ptxVersion` its `.version` as major * 10 + minor (0: none): `mad.f32`
+/// needs a rounding mode from sm_20 on, and the float forms that need a
+/// modifier need it from PTX ISA 1.4 on.
 /// nullopt when the form is valid, for other opcodes, and when the modifiers
 /// name no type (the table reports those).
 std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vector<std::string> &modifiers,
-                                           uint32_t targetSm);
+                                           uint32_t targetSm, uint32_t ptxVersion);
 
 } // namespace ptxforge::ptx

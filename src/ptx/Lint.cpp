@@ -5,9 +5,9 @@
 #include "ptx/Lint.h"
 
 #include "ptx/ArithmeticRules.h"
-#include "ptx/MemoryRules.h"
 #include "ptx/ConversionRules.h"
 #include "ptx/InstructionTable.h"
+#include "ptx/MemoryRules.h"
 #include "ptx/Parser.h"
 
 #include <algorithm>
@@ -983,7 +983,7 @@ private:
                                ? checkAtomic(match->entry->name, in.modifiers)
                            : match->entry->name == "ld" || match->entry->name == "st"
                                ? checkLoadStore(match->entry->name, in.modifiers)
-                               : checkArithmetic(match->entry->name, in.modifiers, targetSm_)) {
+                               : checkArithmetic(match->entry->name, in.modifiers, targetSm_, version_)) {
       // The modifiers exist, but not in this combination (`cvt.f16.f32` without rounding, `atom.add.b32`).
       SourceLoc loc = form->modifierIndex < in.modifierLocs.size() ? in.modifierLocs[form->modifierIndex] : in.loc;
       error("invalid-instruction-type", loc, form->message, form->hint);

@@ -413,6 +413,24 @@ TEST(Lint, LabelsAreScopedToTheirBlock) {
   EXPECT_EQ(codesOf(twice), (std::vector<std::string>{"duplicate-label"}));
 }
 
+TEST(Lint, ArithmeticFormsFollowTheirTypesAndTheVersion) {
+  auto mul = lintSource(kernel("\tmul.u32 \t%r1, %r2, 4;"));
+  ASSERT_EQ(codesOf(mul), (std::vector<std::string>{"invalid-instruction-type"}));
+  EXPECT_EQ(mul[0].hint, "did you mean `mul.lo.u32`?");
+  auto compare = lintSource(kernel("\tsetp.lo.s32 \t%p1, %r2, 4;"));
+  ASSERT_EQ(codesOf(compare), (std::vector<std::string>{"invalid-instruction-type"}));
+  EXPECT_EQ(compare[0].hint, "did you mean `setp.lt.s32`?");
+  // Before PTX ISA 1.4 (CUDA 2.x builds) a float div or sqrt without a
+  // modifier was the approximate one, and ptxas 13 still takes it.
+  const std::string old = ".version 1.3\n.target sm_13\n.entry k\n{\n.reg .f32 %f<4>;\n"
+                          "div.f32 %f1, %f2, %f3;\nsqrt.f32 %f1, %f1;\nexit;\n}\n";
+  EXPECT_FALSE(hasErrors(lintSource(old))) << render(lintSource(old), old);
+  std::string newer = old;
+  newer.replace(newer.find("1.3"), 3, "1.4");
+  EXPECT_EQ(codesOf(lintSource(newer)),
+            (std::vector<std::string>{"legacy-ptx", "invalid-instruction-type", "invalid-instruction-type"}));
+}
+
 TEST(Lint, CvtFormsFollowTheirTypes) {
   auto missing = lintSource(kernel("\tcvt.f16.f32 \t%rs1, %f1;"));
   ASSERT_EQ(codesOf(missing), (std::vector<std::string>{"invalid-instruction-type"}));
