@@ -17,6 +17,7 @@
 #include "emu/Arith.h"
 #include "emu/Decoder.h"
 #include "emu/Machine.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <bit>
@@ -1287,22 +1288,10 @@ void execCvtPackSat(Warp &w, const Inst &in, LaneMask active) {
 // ===========================================================================
 // Decoding
 
-/// Whether `word` is one of the space-separated words of `list`.
-bool listed(std::string_view list, std::string_view word) {
-  size_t pos = 0;
-  while (pos < list.size()) {
-    size_t end = list.find(' ', pos);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(pos, end - pos) == word) return true;
-    pos = end + 1;
-  }
-  return false;
-}
-
 /// Reports the first modifier outside `allowed` as unsupported; false then.
 bool onlyModifiers(DecodeContext &ctx, std::string_view allowed) {
   for (const std::string &m : ctx.in.modifiers)
-    if (!listed(allowed, m)) {
+    if (!hasWord(allowed, m)) {
       ctx.unsupported("the modifier ." + m + " is not emulated in this form");
       return false;
     }

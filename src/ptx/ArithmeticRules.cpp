@@ -1,23 +1,13 @@
 // The forms of the arithmetic and comparison instructions (see ArithmeticRules.h).
 #include "ptx/ArithmeticRules.h"
 
+#include "support/Text.h"
+
 #include <string_view>
 
 namespace ptxforge::ptx {
 
 namespace {
-
-/// Whether the space-separated `list` holds `word`.
-bool contains(std::string_view list, std::string_view word) {
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t end = list.find(' ', pos);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(pos, end - pos) == word) return true;
-    pos = end + 1;
-  }
-  return false;
-}
 
 /// A modifier of some opcodes and the types it applies to with them.
 struct ModifierRule {
@@ -63,7 +53,7 @@ constexpr ModifierRule kComparisons[] = {
 };
 
 bool isType(std::string_view m) {
-  return contains("b8 b16 b32 b64 b128 u8 s8 u16 s16 u32 s32 u64 s64 f16 f16x2 bf16 bf16x2 f32 f64 s16x2 u16x2 pred",
+  return hasWord("b8 b16 b32 b64 b128 u8 s8 u16 s16 u32 s32 u64 s64 f16 f16x2 bf16 bf16x2 f32 f64 s16x2 u16x2 pred",
                   m);
 }
 
@@ -91,15 +81,15 @@ std::string listTypes(std::string_view types) {
 
 bool has(const std::vector<std::string> &modifiers, std::string_view list) {
   for (const std::string &m : modifiers)
-    if (contains(list, m)) return true;
+    if (hasWord(list, m)) return true;
   return false;
 }
 
 /// A form that lacks a modifier it needs: what and the fix.
 std::optional<FormProblem> missingModifier(const std::string &op, const std::vector<std::string> &modifiers,
                                            const std::string &type, uint32_t targetSm, uint32_t ptxVersion) {
-  bool isFloat = contains(kFloats, type);
-  bool integer = contains(kIntegers, type);
+  bool isFloat = hasWord(kFloats, type);
+  bool integer = hasWord(kIntegers, type);
   bool modern = targetSm == 0 || targetSm >= 20;
   auto needs = [&](const std::string &what, const std::string &add) {
     return FormProblem{SIZE_MAX, "`" + spelled(op, modifiers, SIZE_MAX) + "` needs " + what,
@@ -134,7 +124,7 @@ std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vec
                                            uint32_t targetSm, uint32_t ptxVersion) {
   static constexpr std::string_view kOps =
       "add sub mul mad fma min max div abs neg sqrt rcp rsqrt sin cos lg2 ex2 tanh setp set redux.sync";
-  if (!contains(kOps, op)) return std::nullopt;
+  if (!hasWord(kOps, op)) return std::nullopt;
   std::string type;
   for (const std::string &m : modifiers)
     if (isType(m)) type = m; // the last: set's source type, setp's only one
@@ -144,7 +134,7 @@ std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vec
     const std::string &m = modifiers[i];
     if (op == "setp" || op == "set") {
       for (const ModifierRule &rule : kComparisons) {
-        if (!contains(rule.modifiers, m) || contains(rule.types, type)) continue;
+        if (!hasWord(rule.modifiers, m) || hasWord(rule.types, type)) continue;
         // The comparison of the same meaning for this type, where there is one.
         std::string fix;
         std::string_view unsignedOf = m == "lt" ? "lo" : m == "le" ? "ls" : m == "gt" ? "hi" : m == "ge" ? "hs" : "";
@@ -167,7 +157,7 @@ std::optional<FormProblem> checkArithmetic(const std::string &op, const std::vec
       }
     }
     for (const ModifierRule &rule : kRules) {
-      if (!contains(rule.ops, op) || !contains(rule.modifiers, m) || contains(rule.types, type)) continue;
+      if (!hasWord(rule.ops, op) || !hasWord(rule.modifiers, m) || hasWord(rule.types, type)) continue;
       std::string hint = "remove `." + m + "`";
       std::vector<std::string> rest = modifiers;
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));

@@ -3,6 +3,8 @@
 // the packed conversions (f16x2, fp8, fp6, fp4, ue8m0) are a table.
 #include "ptx/ConversionRules.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
 #include <string_view>
 
@@ -18,17 +20,6 @@ bool isScalar(std::string_view t) { return isIntType(t) || isScalarFloat(t) || t
 bool isFloatRounding(std::string_view r) { return r == "rn" || r == "rz" || r == "rm" || r == "rp"; }
 bool isIntegerRounding(std::string_view r) { return r == "rni" || r == "rzi" || r == "rmi" || r == "rpi"; }
 bool isRounding(std::string_view r) { return isFloatRounding(r) || isIntegerRounding(r) || r == "rna" || r == "rs"; }
-
-bool contains(std::string_view list, std::string_view word) {
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t end = list.find(' ', pos);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(pos, end - pos) == word) return true;
-    pos = end + 1;
-  }
-  return false;
-}
 
 /// Every value of integer type `src` fits in `dst` (then `.sat` has nothing to clamp).
 bool integerRangeFits(std::string_view dst, std::string_view src) {
@@ -145,9 +136,9 @@ const PackedForm kPackedForms[] = {
 std::optional<FormProblem> checkPacked(const Form &form) {
   const PackedForm *pairMatch = nullptr;
   for (const PackedForm &p : kPackedForms) {
-    if (!contains(p.dsts, form.dst) || !contains(p.srcs, form.src)) continue;
+    if (!hasWord(p.dsts, form.dst) || !hasWord(p.srcs, form.src)) continue;
     pairMatch = &p;
-    if (!form.rounding.empty() && contains(p.roundings, form.rounding)) break;
+    if (!form.rounding.empty() && hasWord(p.roundings, form.rounding)) break;
   }
   if (!pairMatch)
     return problem(form.srcIndex, "`cvt` has no " + form.pair() + " form",
@@ -156,7 +147,7 @@ std::optional<FormProblem> checkPacked(const Form &form) {
   const PackedForm &p = *pairMatch;
   std::string roundings = p.roundings;
   for (const PackedForm &q : kPackedForms)
-    if (&q != &p && contains(q.dsts, form.dst) && contains(q.srcs, form.src)) roundings += std::string(" ") + q.roundings;
+    if (&q != &p && hasWord(q.dsts, form.dst) && hasWord(q.srcs, form.src)) roundings += std::string(" ") + q.roundings;
   std::string first(p.roundings, 2); // every rounding mode of the table is two letters
   if (form.rounding.empty()) {
     std::string message(1, '`'); // (built in steps: GCC 12 warns falsely on "`" + std::string)
@@ -164,7 +155,7 @@ std::optional<FormProblem> checkPacked(const Form &form) {
     message += "` needs a rounding mode; valid: " + roundings;
     return problem(SIZE_MAX, message, "did you mean `" + form.withRounding(first) + "`?");
   }
-  if (!contains(p.roundings, form.rounding)) {
+  if (!hasWord(p.roundings, form.rounding)) {
     std::string message = "`." + form.rounding;
     message += "` is not a rounding mode of " + form.pair() + "; valid: " + roundings;
     return problem(form.roundingIndex, message, "did you mean `" + form.replaced(form.roundingIndex, first) + "`?");
@@ -175,11 +166,11 @@ std::optional<FormProblem> checkPacked(const Form &form) {
   for (size_t index : {form.ftz, form.sat, form.satfinite, form.relu}) {
     if (index == SIZE_MAX) continue;
     const std::string &flag = form.modifiers[index];
-    if (contains(p.required, flag) || contains(p.optional, flag)) continue;
+    if (hasWord(p.required, flag) || hasWord(p.optional, flag)) continue;
     return problem(index, "`." + flag + "` does not apply to " + form.pair() + " conversions",
                    "remove it: `" + form.replaced(index, "") + "`");
   }
-  if (contains(p.required, "satfinite") && form.satfinite == SIZE_MAX)
+  if (hasWord(p.required, "satfinite") && form.satfinite == SIZE_MAX)
     return problem(SIZE_MAX, "`" + form.name() + "` needs `.satfinite`: " + form.pair() + " conversions saturate to the "
                                                                                       "largest finite value",
                    "did you mean `" + form.replaced(form.roundingIndex, form.rounding + ".satfinite") + "`?");
@@ -209,9 +200,9 @@ RoundingRule roundingRule(const Form &form) {
 std::string roundingSuggestion(const RoundingRule &rule, const std::string &written) {
   // .rn written for a float → integer conversion most likely meant .rni, and the other way round.
   std::string candidate = isIntegerRounding(written) ? written.substr(0, 2) : written + "i";
-  if (contains(rule.allowed, candidate)) return candidate;
-  if (contains(rule.allowed, "rzi")) return "rzi";
-  if (contains(rule.allowed, "rn")) return "rn";
+  if (hasWord(rule.allowed, candidate)) return candidate;
+  if (hasWord(rule.allowed, "rzi")) return "rzi";
+  if (hasWord(rule.allowed, "rn")) return "rn";
   return "";
 }
 
@@ -231,7 +222,7 @@ std::optional<FormProblem> checkScalar(const Form &form) {
   if (form.extraRoundingIndex != SIZE_MAX)
     return problem(form.extraRoundingIndex, "`" + form.name() + "` has two rounding modes",
                    "keep one: `" + form.replaced(form.extraRoundingIndex, "") + "`");
-  if (!form.rounding.empty() && !contains(rule.allowed, form.rounding)) {
+  if (!form.rounding.empty() && !hasWord(rule.allowed, form.rounding)) {
     std::string suggestion = roundingSuggestion(rule, form.rounding);
     std::string hint = suggestion.empty() ? "remove it: `" + form.replaced(form.roundingIndex, "") + "`"
                                           : "did you mean `" + form.replaced(form.roundingIndex, suggestion) + "`?";
@@ -314,7 +305,7 @@ std::vector<Requirement> conversionRequirements(const std::vector<std::string> &
   std::string pair = "`cvt." + d + "." + s + "`";
   if (!isScalar(d) || !isScalar(s)) {
     for (const PackedForm &p : kPackedForms)
-      if (contains(p.dsts, d) && contains(p.srcs, s) && contains(p.roundings, form->rounding)) {
+      if (hasWord(p.dsts, d) && hasWord(p.srcs, s) && hasWord(p.roundings, form->rounding)) {
         std::string feature = form->rounding == "rs" ? "`.rs` on " + pair : pair;
         out.push_back(Requirement{p.gate, feature});
         break;

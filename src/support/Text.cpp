@@ -22,6 +22,17 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+bool hasWord(std::string_view list, std::string_view word) {
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t end = list.find(' ', pos);
+    if (end == std::string_view::npos) end = list.size();
+    if (list.substr(pos, end - pos) == word) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
 size_t editDistance(std::string_view a, std::string_view b, EditDistanceOptions options) {
   auto same = [&](char x, char y) {
     if (options.ignoreCase)

@@ -1,5 +1,5 @@
-// Small text utilities shared by every library: whitespace trimming and the
-// edit distance behind "did you mean" suggestions.
+// Small text utilities shared by every library: whitespace trimming, word
+// lists, and the edit distance behind "did you mean" suggestions.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,11 @@ namespace ptxforge {
 std::string_view trim(std::string_view text);
 /// `text` without leading whitespace.
 std::string_view trimLeft(std::string_view text);
+
+/// Whether `word` is one of the space-separated words of `list`
+/// (hasWord("rn rz rm rp", "rz")): the modifier and type lists of the PTX
+/// tables.
+bool hasWord(std::string_view list, std::string_view word);
 
 /// How editDistance compares.
 struct EditDistanceOptions {

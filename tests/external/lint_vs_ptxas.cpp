@@ -350,12 +350,13 @@ std::vector<FormGroup> cvtForms() {
   return groups;
 }
 
-/// The register that holds a value of `type` in the --alu-forms modules.
-std::string aluRegister(const std::string &type) {
-  if (type == "b16" || type == "u16" || type == "s16") return "%h";
+/// The register that holds a value of `type` in the --alu-, --atom- and
+/// --memory-forms modules: cvt's, and the bit types'.
+std::string formRegister(const std::string &type) {
   if (type == "b32") return "%r";
   if (type == "b64") return "%rd";
-  return cvtRegister(type);
+  if (type == "b128") return "%q";
+  return cvtRegister(type); // (b16 and the 8- and 16-bit integers: %h)
 }
 
 /// --alu-forms: the arithmetic and comparison instructions over 15 types,
@@ -365,54 +366,37 @@ std::string aluRegister(const std::string &type) {
 std::vector<FormGroup> aluForms() {
   const std::vector<std::string> types = {"u16", "s16", "u32", "s32", "u64",   "s64",    "b16", "b32",
                                           "b64", "f16", "bf16", "f16x2", "bf16x2", "f32", "f64"};
-  const std::vector<std::pair<std::string, std::vector<std::string>>> binary = {
-      {"add", {"", "rn", "rz", "rm", "ftz", "sat", "ftz.sat", "rn.ftz", "cc"}},
-      {"sub", {"", "rn", "rp", "ftz", "sat", "cc"}},
-      {"mul", {"", "lo", "hi", "wide", "rn", "rz", "ftz", "sat", "lo.sat", "rn.ftz.sat"}},
-      {"min", {"", "ftz", "NaN", "ftz.NaN", "xorsign.abs", "relu"}},
-      {"max", {"", "ftz", "NaN", "relu"}},
-      {"div", {"", "rn", "rz", "approx", "full", "approx.ftz", "full.ftz", "rn.ftz"}},
-      {"rem", {""}}, {"and", {""}}, {"or", {""}}, {"xor", {""}}, {"copysign", {""}}};
-  const std::vector<std::pair<std::string, std::vector<std::string>>> ternary = {
-      {"mad", {"", "lo", "hi", "wide", "rn", "rm", "ftz", "sat", "rn.ftz", "rn.sat", "hi.sat", "lo.sat"}},
-      {"fma", {"", "rn", "rz", "rm", "rp", "rn.ftz", "rn.sat", "rn.ftz.sat", "rn.relu", "rn.oob"}}};
-  const std::vector<std::pair<std::string, std::vector<std::string>>> unary = {
-      {"abs", {"", "ftz"}},       {"neg", {"", "ftz"}},
-      {"sqrt", {"", "rn", "rz", "approx", "approx.ftz", "rn.ftz"}},
-      {"rcp", {"", "rn", "rm", "approx", "approx.ftz", "rn.ftz"}},
-      {"rsqrt", {"", "approx", "approx.ftz"}}, {"sin", {"", "approx", "approx.ftz"}}, {"cos", {"approx"}},
-      {"lg2", {"", "approx", "approx.ftz"}},   {"ex2", {"", "approx", "approx.ftz"}},
-      {"tanh", {"", "approx"}},   {"mov", {""}}, {"not", {""}}};
-  auto name = [](const std::string &op, const std::string &modifiers, const std::string &type) {
-    return op + (modifiers.empty() ? "" : "." + modifiers) + "." + type;
+  struct AluOp {
+    std::string op;
+    int sources; ///< a third source has the destination's width (mad.wide's addend)
+    std::vector<std::string> variants;
   };
+  const std::vector<AluOp> ops = {
+      {"add", 2, {"", "rn", "rz", "rm", "ftz", "sat", "ftz.sat", "rn.ftz", "cc"}},
+      {"sub", 2, {"", "rn", "rp", "ftz", "sat", "cc"}},
+      {"mul", 2, {"", "lo", "hi", "wide", "rn", "rz", "ftz", "sat", "lo.sat", "rn.ftz.sat"}},
+      {"min", 2, {"", "ftz", "NaN", "ftz.NaN", "xorsign.abs", "relu"}},
+      {"max", 2, {"", "ftz", "NaN", "relu"}},
+      {"div", 2, {"", "rn", "rz", "approx", "full", "approx.ftz", "full.ftz", "rn.ftz"}},
+      {"rem", 2, {""}}, {"and", 2, {""}}, {"or", 2, {""}}, {"xor", 2, {""}}, {"copysign", 2, {""}},
+      {"mad", 3, {"", "lo", "hi", "wide", "rn", "rm", "ftz", "sat", "rn.ftz", "rn.sat", "hi.sat", "lo.sat"}},
+      {"fma", 3, {"", "rn", "rz", "rm", "rp", "rn.ftz", "rn.sat", "rn.ftz.sat", "rn.relu", "rn.oob"}},
+      {"abs", 1, {"", "ftz"}}, {"neg", 1, {"", "ftz"}},
+      {"sqrt", 1, {"", "rn", "rz", "approx", "approx.ftz", "rn.ftz"}},
+      {"rcp", 1, {"", "rn", "rm", "approx", "approx.ftz", "rn.ftz"}},
+      {"rsqrt", 1, {"", "approx", "approx.ftz"}}, {"sin", 1, {"", "approx", "approx.ftz"}}, {"cos", 1, {"approx"}},
+      {"lg2", 1, {"", "approx", "approx.ftz"}}, {"ex2", 1, {"", "approx", "approx.ftz"}},
+      {"tanh", 1, {"", "approx"}}, {"mov", 1, {""}}, {"not", 1, {""}}};
   std::vector<FormGroup> groups;
-  for (const auto &[op, variants] : binary) {
-    FormGroup group{op, {}};
-    for (const std::string &m : variants)
+  for (const AluOp &a : ops) {
+    FormGroup group{a.op, {}};
+    for (const std::string &m : a.variants)
       for (const std::string &t : types) {
-        std::string r = aluRegister(t), d = r;
+        std::string r = formRegister(t), d = r;
         if (m == "wide") d = t == "u16" || t == "s16" ? "%r" : t == "u32" || t == "s32" ? "%rd" : r;
-        group.lines.push_back(name(op, m, t) + " " + d + "1, " + r + "2, " + r + "3;");
-      }
-    groups.push_back(std::move(group));
-  }
-  for (const auto &[op, variants] : ternary) {
-    FormGroup group{op, {}};
-    for (const std::string &m : variants)
-      for (const std::string &t : types) {
-        std::string r = aluRegister(t), d = r;
-        if (m == "wide") d = t == "u16" || t == "s16" ? "%r" : t == "u32" || t == "s32" ? "%rd" : r;
-        group.lines.push_back(name(op, m, t) + " " + d + "1, " + r + "2, " + r + "3, " + d + "4;");
-      }
-    groups.push_back(std::move(group));
-  }
-  for (const auto &[op, variants] : unary) {
-    FormGroup group{op, {}};
-    for (const std::string &m : variants)
-      for (const std::string &t : types) {
-        std::string r = aluRegister(t);
-        group.lines.push_back(name(op, m, t) + " " + r + "1, " + r + "2;");
+        std::string line = a.op + (m.empty() ? "" : "." + m) + "." + t + " " + d + "1";
+        for (int i = 0; i < a.sources; ++i) line += ", " + (i == 2 ? d : r) + std::to_string(i + 2);
+        group.lines.push_back(line + ";");
       }
     groups.push_back(std::move(group));
   }
@@ -421,11 +405,11 @@ std::vector<FormGroup> aluForms() {
                               "gtu", "geu", "num", "nan"})
     for (const std::string ftz : {"", ".ftz"})
       for (const std::string &t : types) {
-        std::string r = aluRegister(t);
+        std::string r = formRegister(t);
         compare.lines.push_back("setp." + c + ftz + "." + t + " %p1, " + r + "2, " + r + "3;");
       }
   for (const std::string &t : types) {
-    std::string r = aluRegister(t);
+    std::string r = formRegister(t);
     select.lines.push_back("selp." + t + " " + r + "1, " + r + "2, " + r + "3, %p1;");
     for (const std::string op : {"add", "min", "and"})
       select.lines.push_back("redux.sync." + op + "." + t + " " + r + "1, " + r + "2, -1;");
@@ -451,7 +435,7 @@ std::vector<FormGroup> memoryForms() {
           if (!order.empty() && !modifier.empty()) continue; // each alone
           for (const auto &[vector, width] : std::vector<std::pair<std::string, int>>{{"", 1}, {".v2", 2}, {".v4", 4}})
             for (const std::string type : {"u8", "u32", "f32", "b64"}) {
-              std::string reg = type == "u8" ? "%h" : type == "b64" ? "%rd" : type == "f32" ? "%f" : "%r";
+              std::string reg = formRegister(type);
               std::string value = width == 1 ? reg + "1" : reg + "1, " + reg + "2";
               if (width == 4) value += ", " + reg + "3, " + reg + "4";
               if (width > 1) value = "{" + value + "}";
@@ -467,11 +451,7 @@ std::vector<FormGroup> memoryForms() {
 
 /// `count` registers of the class that holds `type`, from 1: "%f1" or "{%f1, %f2}".
 std::string atomOperand(const std::string &type, int count) {
-  std::string reg = type == "b16"    ? "%h"
-                    : type == "b32"  ? "%r"
-                    : type == "b64"  ? "%rd"
-                    : type == "b128" ? "%q"
-                                     : cvtRegister(type);
+  std::string reg = formRegister(type);
   if (count == 1) return reg + "1";
   std::string list = "{";
   for (int i = 1; i <= count; ++i) list += (i > 1 ? ", " : "") + reg + std::to_string(i);
